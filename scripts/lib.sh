@@ -1,0 +1,59 @@
+# shellcheck shell=bash
+# Helpers shared by scripts/{sshfs,http-server,s3-server}.sh; sourced, not run.
+# Log lines go to stderr, so a script's stdout carries only its KEY=VALUE lines.
+
+log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+need() {  # need CMD... : fail loudly if a command is missing
+  local c
+  for c in "$@"; do
+    command -v "$c" >/dev/null 2>&1 || die "'$c' not found; run '$0 install' first"
+  done
+}
+
+free_port() {  # a TCP port on 127.0.0.1 that is free right now
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_for() {  # wait_for SECONDS WHAT CMD... : retry CMD every 0.1 s, fail after SECONDS
+  local secs=$1 what=$2 deadline; shift 2
+  deadline=$(( $(date +%s%N) + secs * 1000000000 ))
+  until "$@" >/dev/null 2>&1; do
+    (( $(date +%s%N) < deadline )) || { log "timed out after ${secs}s waiting for $what"; return 1; }
+    sleep 0.1
+  done
+}
+
+alive() {  # alive PID : running and not a zombie (an orphan's zombie may wait a while for PID 1 to reap it)
+  local st
+  [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null && read -r st <"/proc/$1/stat" 2>/dev/null || return 1
+  st=${st##*) }; [[ ${st:0:1} != Z ]]
+}
+
+stop_pid() {  # stop_pid PID [SIGNAL] : signal, wait up to 5 s, then SIGKILL; fine if already gone
+  local pid=${1:-} sig=${2:-TERM}
+  alive "$pid" || return 0
+  kill -"$sig" "$pid" 2>/dev/null || true
+  wait_for 5 "pid $pid to exit" eval "! alive $pid" || kill -KILL "$pid" 2>/dev/null || true
+}
+
+spawn() {  # spawn LOGFILE CMD... : start CMD detached (own session, stdio off the caller's pipes); prints its PID
+  local logf=$1; shift
+  setsid "$@" </dev/null >>"$logf" 2>&1 &
+  echo $!
+}
+
+apt_install() {  # apt_install PKG... : install; 'apt-get update' only if the first try fails
+  local -a apt=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@")
+  local policy=/usr/sbin/policy-rc.d made_policy=
+  # Keep package scripts from starting system-wide daemons (sshd on :22, nginx on :80).
+  if [[ ! -e $policy ]]; then printf '#!/bin/sh\nexit 101\n' >"$policy"; chmod +x "$policy"; made_policy=1; fi
+  local rc=0
+  if ! "${apt[@]}" >&2; then
+    log "install failed; running apt-get update and retrying"
+    { apt-get update -q >&2 && "${apt[@]}" >&2; } || rc=$?
+  fi
+  if [[ -n $made_policy ]]; then rm -f "$policy"; fi
+  return $rc
+}

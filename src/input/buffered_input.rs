@@ -1,0 +1,830 @@
+use std::fmt;
+use std::io::{self, SeekFrom};
+use std::ops::Range;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use futures::future::poll_fn;
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, ReadBuf};
+
+use crate::error::InputError;
+use crate::stats::Stats;
+
+/// A buffered, seekable async input over a slow source, in the manner of Lucene's
+/// `BufferedIndexInput`.
+///
+/// The input keeps a window (a [`BytesMut`] of at most [`capacity`](Self::capacity) bytes)
+/// over the source and a logical [`position`](Self::position). Reads are served from the window
+/// when it holds the bytes; otherwise:
+///
+/// - a request is first served from what the window holds, in one copy;
+/// - a remainder of at least the capacity is read by the source straight into the caller's
+///   buffer (no copy through the window);
+/// - a smaller remainder refills the window once, reading as much as the window holds, and is
+///   copied from there.
+///
+/// So small requests never turn into one source read each, and large ones never pay for a
+/// second copy. Short reads from the source are continued, not treated as errors.
+///
+/// # Seeking
+///
+/// [`seek_to`](Self::seek_to) (and [`AsyncSeek`] with `Start` or `Current`) never does I/O: it
+/// only moves the position. A target inside the window is served from it, backward or forward;
+/// any other target is fetched by the next read. `SeekFrom::End` needs the source's length,
+/// which is asked once and then cached.
+///
+/// # Errors and cancellation
+///
+/// A read either completes or leaves [`position`](Self::position) where it was: a read past the
+/// end, a source error or a dropped future consumes nothing, and the input stays usable. Where
+/// the source's own cursor is does not matter: the input tracks it and seeks the source before
+/// reading when it has to.
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::AsyncBufferedInput;
+/// use std::io::Cursor;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let data: Vec<u8> = (0..=255).collect();
+/// let mut input = AsyncBufferedInput::with_capacity(64, Cursor::new(data));
+///
+/// let mut header = [0u8; 4];
+/// input.read_bytes(&mut header).await?;
+/// assert_eq!(header, [0, 1, 2, 3]);
+///
+/// input.seek_to(200);
+/// assert_eq!(input.read_byte().await?, 200);
+/// assert_eq!(input.position(), 201);
+/// # Ok(())
+/// # }
+/// ```
+pub struct AsyncBufferedInput<R> {
+    inner: R,
+    // The window. Invariants (checked by `debug_assert_invariants`):
+    // - `buf` holds the source's bytes `[start, start + buf.len())`;
+    // - `buf.len() <= capacity`;
+    // - `pos` is independent of the window: when `start <= pos <= start + buf.len()` the bytes at
+    //   `pos` are served from `buf[pos - start..]`, otherwise the next read fetches them.
+    // Keeping `pos` apart from the window is what makes every read all-or-nothing: a read works
+    // on offsets and only moves `pos` once it has all its bytes.
+    buf: BytesMut,
+    start: u64,
+    pos: u64,
+    capacity: usize,
+    // The source's cursor, where known. `None` after an error, after `get_mut`, and before the
+    // first seek; then the next source read seeks first.
+    inner_pos: Option<u64>,
+    // A seek started on the source whose `poll_complete` has not returned yet (its future may
+    // have been dropped). It is completed before any other source operation.
+    seek_in_flight: Option<SeekFrom>,
+    // The source's length, asked once.
+    length: Option<u64>,
+    // A `SeekFrom::End` asked through `AsyncSeek::start_seek` before the length was known.
+    pending_end_seek: Option<i64>,
+    stats: Stats,
+}
+
+impl<R> AsyncBufferedInput<R> {
+    /// The window size [`new`](Self::new) uses: 8 KiB.
+    pub const DEFAULT_CAPACITY: usize = 8192;
+}
+
+impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
+    /// Wraps `inner` with a window of [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY) bytes.
+    ///
+    /// The input reads the source from offset 0, whatever the source's cursor is now: its first
+    /// read seeks the source there.
+    pub fn new(inner: R) -> Self {
+        Self::with_capacity(Self::DEFAULT_CAPACITY, inner)
+    }
+
+    /// Wraps `inner` with a window of `capacity` bytes.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is 0. Use [`try_with_capacity`](Self::try_with_capacity) to get an error
+    /// instead.
+    pub fn with_capacity(capacity: usize, inner: R) -> Self {
+        match Self::try_with_capacity(capacity, inner) {
+            Ok(input) => input,
+            Err(_) => panic!("AsyncBufferedInput capacity must be at least 1 byte, got 0"),
+        }
+    }
+
+    /// Wraps `inner` with a window of `capacity` bytes, or fails if `capacity` is 0.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` if `capacity` is 0.
+    pub fn try_with_capacity(capacity: usize, inner: R) -> io::Result<Self> {
+        if capacity == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "AsyncBufferedInput capacity must be at least 1 byte, got 0",
+            ));
+        }
+        Ok(Self {
+            inner,
+            buf: BytesMut::new(),
+            start: 0,
+            pos: 0,
+            capacity,
+            inner_pos: None,
+            seek_in_flight: None,
+            length: None,
+            pending_end_seek: None,
+            stats: Stats::default(),
+        })
+    }
+
+    /// Reads one byte.
+    ///
+    /// # Errors
+    ///
+    /// `UnexpectedEof` at the end of the source; the source's own error if it fails. The
+    /// position is unchanged after an error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: if the future is dropped before it completes, no byte is consumed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use async_buffered_input::AsyncBufferedInput;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(vec![7u8, 8]));
+    /// assert_eq!(input.read_byte().await?, 7);
+    /// assert_eq!(input.read_byte().await?, 8);
+    /// assert!(input.read_byte().await.is_err());
+    /// assert_eq!(input.position(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[inline]
+    pub async fn read_byte(&mut self) -> io::Result<u8> {
+        if let Some(&b) = self.window_at(self.pos).first() {
+            self.pos += 1;
+            self.stats.bytes_from_window += 1;
+            return Ok(b);
+        }
+        self.read_byte_slow().await
+    }
+
+    /// Fills `dst` with the next `dst.len()` bytes, or fails without consuming anything.
+    ///
+    /// What the window holds is copied in one step; a remainder of at least the capacity is read
+    /// straight into `dst`, a smaller one refills the window once.
+    ///
+    /// # Errors
+    ///
+    /// `UnexpectedEof` if fewer than `dst.len()` bytes remain (the error names the position,
+    /// the length requested and the length available); the source's own error kind if it fails.
+    /// The position is unchanged after an error, and the contents of `dst` are unspecified.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: if the future is dropped before it completes, no byte is consumed, and the
+    /// next read returns the bytes this one would have.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use async_buffered_input::AsyncBufferedInput;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let data: Vec<u8> = (0..100).collect();
+    /// let mut input = AsyncBufferedInput::with_capacity(16, std::io::Cursor::new(data));
+    /// let mut buf = [0u8; 40]; // larger than the window: read straight into `buf`
+    /// input.read_bytes(&mut buf).await?;
+    /// assert_eq!(buf[39], 39);
+    ///
+    /// let mut rest = [0u8; 61];
+    /// let err = input.read_bytes(&mut rest).await.unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
+    /// assert_eq!(input.position(), 40);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[inline]
+    pub async fn read_bytes(&mut self, dst: &mut [u8]) -> io::Result<()> {
+        let window = self.window_at(self.pos);
+        if let Some(src) = window.get(..dst.len()) {
+            dst.copy_from_slice(src);
+            self.pos += dst.len() as u64;
+            self.stats.bytes_from_window += dst.len() as u64;
+            return Ok(());
+        }
+        self.read_exact_at("read_bytes", self.pos, dst).await?;
+        self.pos += dst.len() as u64;
+        Ok(())
+    }
+
+    /// Reads the next `len` bytes as [`Bytes`], without copying them when they fit in the window.
+    ///
+    /// A request of at most the capacity is served from the window (refilled if needed) as a
+    /// shared slice of it. A larger one is read into a new buffer, after checking it against the
+    /// source's [`length`](Self::length), so a corrupt length never allocates more than the data
+    /// holds.
+    ///
+    /// # Errors
+    ///
+    /// `UnexpectedEof` if fewer than `len` bytes remain; the source's own error if it fails.
+    /// The position is unchanged after an error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: if the future is dropped before it completes, no byte is consumed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use async_buffered_input::AsyncBufferedInput;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(b"hello world".to_vec()));
+    /// let hello = input.read_bytes_owned(5).await?;
+    /// assert_eq!(&hello[..], b"hello");
+    /// assert_eq!(input.position(), 5);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn read_bytes_owned(&mut self, len: usize) -> io::Result<Bytes> {
+        let at = self.pos;
+        if len == 0 {
+            return Ok(Bytes::new());
+        }
+        if len <= self.capacity {
+            poll_fn(|cx| self.poll_fill_at(cx, at, len)).await?;
+            let available = self.window_at(at).len();
+            if available < len {
+                return Err(InputError::eof(
+                    "read_bytes_owned",
+                    at,
+                    len as u64,
+                    available as u64,
+                ));
+            }
+            // Hand out the window's prefix up to the end of the request; the window keeps the
+            // bytes after it.
+            let end = (at - self.start) as usize + len;
+            let head = self.buf.split_to(end).freeze();
+            self.start += end as u64;
+            self.pos = at + len as u64;
+            self.stats.bytes_from_window += len as u64;
+            self.debug_assert_invariants();
+            return Ok(head.slice(end - len..));
+        }
+        let length = self.length().await?;
+        let available = length.saturating_sub(at);
+        if available < len as u64 {
+            return Err(InputError::eof("read_bytes_owned", at, len as u64, available));
+        }
+        let mut out = vec![0u8; len];
+        self.read_exact_at("read_bytes_owned", at, &mut out).await?;
+        self.pos = at + len as u64;
+        Ok(Bytes::from(out))
+    }
+
+    /// Moves the position to `pos`, without I/O.
+    ///
+    /// A target inside the window is served from it by the next read; any other target is
+    /// fetched from the source by the next read. Seeking past the end is allowed; the next read
+    /// then fails with `UnexpectedEof`.
+    #[inline]
+    pub fn seek_to(&mut self, pos: u64) {
+        self.pos = pos;
+    }
+
+    /// Moves the position forward by `n` bytes, without I/O (see [`seek_to`](Self::seek_to)).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` if the new position would overflow a `u64`; the position is unchanged.
+    pub fn skip_bytes(&mut self, n: u64) -> io::Result<()> {
+        match self.pos.checked_add(n) {
+            Some(pos) => {
+                self.pos = pos;
+                Ok(())
+            }
+            None => Err(InputError::invalid_input(
+                "skip_bytes",
+                self.pos,
+                format!("skipping {n} bytes overflows the position"),
+            )),
+        }
+    }
+
+    /// The position of the next byte to read, as an offset in the source. Never does I/O.
+    #[inline]
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// The source's length in bytes: asked of the source once (a seek to its end), then cached.
+    ///
+    /// # Errors
+    ///
+    /// The source's own error if the seek fails; the next call asks again.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a seek the dropped future started is completed by the next operation, and
+    /// nothing is consumed.
+    pub async fn length(&mut self) -> io::Result<u64> {
+        match self.length {
+            Some(length) => Ok(length),
+            None => poll_fn(|cx| self.poll_length(cx)).await,
+        }
+    }
+
+    /// The window's size in bytes.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The unread part of the window: the bytes from [`position`](Self::position) that are
+    /// already buffered (empty if the position is outside the window).
+    #[inline]
+    pub fn buffer(&self) -> &[u8] {
+        self.window_at(self.pos)
+    }
+
+    /// The range of source offsets the window holds. A seek inside it (ends included) costs no
+    /// I/O.
+    pub fn window(&self) -> Range<u64> {
+        self.start..self.window_end()
+    }
+
+    /// A snapshot of the counters of work done so far.
+    #[inline]
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The source.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// The source, mutably.
+    ///
+    /// Since the caller may move the source's cursor, the input forgets where it is, and its
+    /// next source read seeks first. The window is kept: the caller must not change the bytes
+    /// it covers.
+    pub fn get_mut(&mut self) -> &mut R {
+        self.inner_pos = None;
+        &mut self.inner
+    }
+
+    /// Unwraps the source, dropping the window.
+    ///
+    /// The source's cursor is wherever the input's last source read or seek left it (usually the
+    /// end of the window, ahead of [`position`](Self::position)); a seek started by a dropped
+    /// future may still be in flight. Seek the source before reading from it.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    // ----- private helpers -----
+
+    /// The window's bytes from source offset `at` on; empty when `at` is outside the window.
+    #[inline]
+    fn window_at(&self, at: u64) -> &[u8] {
+        let offset = at.wrapping_sub(self.start);
+        if offset <= self.buf.len() as u64 {
+            &self.buf[offset as usize..]
+        } else {
+            &[]
+        }
+    }
+
+    #[inline]
+    fn window_end(&self) -> u64 {
+        self.start + self.buf.len() as u64
+    }
+
+    fn debug_assert_invariants(&self) {
+        debug_assert!(
+            self.buf.len() <= self.capacity,
+            "window holds {} bytes, more than its capacity {}",
+            self.buf.len(),
+            self.capacity
+        );
+        debug_assert!(
+            self.start.checked_add(self.buf.len() as u64).is_some(),
+            "window end overflows"
+        );
+    }
+
+    async fn read_byte_slow(&mut self) -> io::Result<u8> {
+        let at = self.pos;
+        poll_fn(|cx| self.poll_fill_at(cx, at, 1)).await?;
+        match self.window_at(at).first() {
+            Some(&b) => {
+                self.pos = at + 1;
+                self.stats.bytes_from_window += 1;
+                Ok(b)
+            }
+            None => Err(InputError::eof("read_byte", at, 1, 0)),
+        }
+    }
+
+    /// Fills `dst` with the source's bytes at `[at, at + dst.len())`, without moving the
+    /// position: one copy of what the window holds, then ONE underlying read for the remainder
+    /// (continued if the source reads short), straight into `dst` if the remainder is at least
+    /// the capacity, through a refilled window otherwise.
+    pub(crate) async fn read_exact_at(
+        &mut self,
+        op: &'static str,
+        at: u64,
+        dst: &mut [u8],
+    ) -> io::Result<()> {
+        let held = self.window_at(at);
+        let have = held.len().min(dst.len());
+        dst[..have].copy_from_slice(&held[..have]);
+        if have == dst.len() {
+            self.stats.bytes_from_window += have as u64;
+            return Ok(());
+        }
+        let from = at + have as u64;
+        let rest = &mut dst[have..];
+        if rest.len() >= self.capacity {
+            let mut done = 0;
+            let read = poll_fn(|cx| self.poll_read_direct(cx, from, rest, &mut done)).await;
+            if let Err(e) = read {
+                return Err(self.contextualize(e, op, at, dst.len(), have + done));
+            }
+            self.stats.bytes_from_window += have as u64;
+            self.stats.bytes_direct += done as u64;
+            return Ok(());
+        }
+        let need = rest.len();
+        if let Err(e) = poll_fn(|cx| self.poll_fill_at(cx, from, need)).await {
+            return Err(self.contextualize(e, op, at, dst.len(), have));
+        }
+        let held = self.window_at(from);
+        if held.len() < need {
+            let available = (have + held.len()) as u64;
+            return Err(InputError::eof(op, at, dst.len() as u64, available));
+        }
+        rest.copy_from_slice(&held[..need]);
+        self.stats.bytes_from_window += dst.len() as u64;
+        Ok(())
+    }
+
+    /// Turns an error from a source operation into one naming the request; a read past the end
+    /// found by the source (a zero-length read) becomes `UnexpectedEof` with the lengths.
+    fn contextualize(
+        &self,
+        e: io::Error,
+        op: &'static str,
+        at: u64,
+        requested: usize,
+        available: usize,
+    ) -> io::Error {
+        if is_end_of_source(&e) {
+            InputError::eof(op, at, requested as u64, available as u64)
+        } else {
+            InputError::source(op, at, requested as u64, e)
+        }
+    }
+
+    /// Makes the window hold the source's bytes `[at, at + need)`, or everything from `at` to the
+    /// end of the source if that is shorter. `need` is at most the capacity.
+    ///
+    /// If the window does not hold them, it keeps only its bytes from `at` on (all of them if
+    /// `at` is outside it) and reads as much as it can hold after them, continuing short reads
+    /// until `need` bytes are there or the source ends.
+    fn poll_fill_at(&mut self, cx: &mut Context<'_>, at: u64, need: usize) -> Poll<io::Result<()>> {
+        debug_assert!(need <= self.capacity, "fill of {need} bytes > capacity");
+        loop {
+            let have = self.window_at(at).len();
+            if have >= need {
+                return Poll::Ready(Ok(()));
+            }
+            if have > 0 || at == self.window_end() {
+                // Keep the window's bytes from `at` on at its front.
+                let keep_from = (at - self.start) as usize;
+                if keep_from > 0 {
+                    self.buf.copy_within(keep_from.., 0);
+                    self.buf.truncate(have);
+                    self.start = at;
+                }
+            } else {
+                self.buf.clear();
+                self.start = at;
+            }
+            self.buf.reserve(self.capacity - self.buf.len());
+            self.debug_assert_invariants();
+
+            let end = self.window_end();
+            ready!(self.poll_source_at(cx, end))?;
+            let room = self.capacity - self.buf.len();
+            let mut limited = (&mut self.buf).limit(room);
+            let read = ready!(tokio_util::io::poll_read_buf(
+                Pin::new(&mut self.inner),
+                cx,
+                &mut limited
+            ));
+            let n = self.after_source_read(end, read)?;
+            tracing::trace!(at = end, requested = room, read = n, "window refill");
+            if n == 0 {
+                return Poll::Ready(Ok(()));
+            }
+        }
+    }
+
+    /// Reads the source's bytes at `from + *done..` into `dst[*done..]` until `dst` is full.
+    /// `*done` survives `Pending`, so short reads are continued.
+    fn poll_read_direct(
+        &mut self,
+        cx: &mut Context<'_>,
+        from: u64,
+        dst: &mut [u8],
+        done: &mut usize,
+    ) -> Poll<io::Result<()>> {
+        while *done < dst.len() {
+            let at = from + *done as u64;
+            ready!(self.poll_source_at(cx, at))?;
+            let mut read_buf = ReadBuf::new(&mut dst[*done..]);
+            let read = ready!(Pin::new(&mut self.inner).poll_read(cx, &mut read_buf))
+                .map(|()| read_buf.filled().len());
+            let n = self.after_source_read(at, read)?;
+            tracing::trace!(at, requested = dst.len() - *done, read = n, "direct read");
+            if n == 0 {
+                return Poll::Ready(Err(end_of_source()));
+            }
+            *done += n;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Books a completed source read that started at `at`.
+    fn after_source_read(&mut self, at: u64, read: io::Result<usize>) -> io::Result<usize> {
+        self.stats.underlying_reads += 1;
+        match read {
+            Ok(n) => {
+                self.inner_pos = Some(at + n as u64);
+                self.stats.bytes_from_source += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                // The source may or may not have moved: find out by seeking next time.
+                self.inner_pos = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// Puts the source's cursor at `target`, seeking only if it is not there already.
+    fn poll_source_at(&mut self, cx: &mut Context<'_>, target: u64) -> Poll<io::Result<()>> {
+        loop {
+            ready!(self.poll_seek_in_flight(cx))?;
+            if self.inner_pos == Some(target) {
+                return Poll::Ready(Ok(()));
+            }
+            ready!(self.poll_start_seek(cx, SeekFrom::Start(target)))?;
+        }
+    }
+
+    fn poll_length(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        loop {
+            if let Err(e) = ready!(self.poll_seek_in_flight(cx)) {
+                return Poll::Ready(Err(InputError::source("length", self.pos, 0, e)));
+            }
+            if let Some(length) = self.length {
+                return Poll::Ready(Ok(length));
+            }
+            if let Err(e) = ready!(self.poll_start_seek(cx, SeekFrom::End(0))) {
+                return Poll::Ready(Err(InputError::source("length", self.pos, 0, e)));
+            }
+        }
+    }
+
+    /// Completes the source seek in flight, if any, and books where it landed.
+    fn poll_seek_in_flight(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Some(seek) = self.seek_in_flight else {
+            return Poll::Ready(Ok(()));
+        };
+        let landed = ready!(Pin::new(&mut self.inner).poll_complete(cx));
+        self.seek_in_flight = None;
+        match landed {
+            Ok(at) => {
+                self.inner_pos = Some(at);
+                if seek == SeekFrom::End(0) {
+                    self.length = Some(at);
+                }
+                Poll::Ready(Ok(()))
+            }
+            Err(e) => {
+                self.inner_pos = None;
+                Poll::Ready(Err(e))
+            }
+        }
+    }
+
+    /// Starts a source seek, after letting any operation the source still has in flight finish
+    /// (tokio's `File` refuses to start a seek while a read it was asked for is pending).
+    fn poll_start_seek(&mut self, cx: &mut Context<'_>, seek: SeekFrom) -> Poll<io::Result<()>> {
+        debug_assert!(self.seek_in_flight.is_none());
+        ready!(Pin::new(&mut self.inner).poll_complete(cx))?;
+        tracing::debug!(?seek, "source seek");
+        self.inner_pos = None;
+        self.stats.underlying_seeks += 1;
+        Pin::new(&mut self.inner).start_seek(seek)?;
+        self.seek_in_flight = Some(seek);
+        Poll::Ready(Ok(()))
+    }
+
+    /// The target of a `SeekFrom` relative to the current position or to a known length.
+    fn seek_target(&self, base: u64, offset: i64) -> io::Result<u64> {
+        base.checked_add_signed(offset).ok_or_else(|| {
+            InputError::invalid_input(
+                "seek",
+                self.pos,
+                format!("offset {offset} from {base} is outside 0..=u64::MAX"),
+            )
+        })
+    }
+}
+
+/// The marker error for "the source ended", turned into a full `UnexpectedEof` by the caller
+/// who knows the request.
+fn end_of_source() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, EndOfSource)
+}
+
+fn is_end_of_source(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<EndOfSource>())
+}
+
+#[derive(Debug)]
+struct EndOfSource;
+
+impl fmt::Display for EndOfSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the source ended")
+    }
+}
+
+impl std::error::Error for EndOfSource {}
+
+impl<R: AsyncRead + AsyncSeek + Unpin> AsyncRead for AsyncBufferedInput<R> {
+    /// Reads what the window holds at the position; if it holds nothing there, either reads
+    /// straight into `buf` (when `buf` has room for at least the capacity) or refills the window
+    /// once. May return fewer bytes than `buf` has room for; 0 only at the end of the source.
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let me = self.get_mut();
+        let at = me.pos;
+        if me.window_at(at).is_empty() {
+            if buf.remaining() >= me.capacity {
+                ready!(me.poll_source_at(cx, at))
+                    .map_err(|e| InputError::source("poll_read", at, buf.remaining() as u64, e))?;
+                let before = buf.filled().len();
+                let read = ready!(Pin::new(&mut me.inner).poll_read(cx, buf))
+                    .map(|()| buf.filled().len() - before);
+                let n = me
+                    .after_source_read(at, read)
+                    .map_err(|e| InputError::source("poll_read", at, buf.remaining() as u64, e))?;
+                me.pos = at + n as u64;
+                me.stats.bytes_direct += n as u64;
+                return Poll::Ready(Ok(()));
+            }
+            ready!(me.poll_fill_at(cx, at, 1))
+                .map_err(|e| InputError::source("poll_read", at, buf.remaining() as u64, e))?;
+        }
+        let held = me.window_at(at);
+        let n = held.len().min(buf.remaining());
+        buf.put_slice(&held[..n]);
+        me.pos = at + n as u64;
+        me.stats.bytes_from_window += n as u64;
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufRead for AsyncBufferedInput<R> {
+    /// Returns the window's bytes at the position, refilling it first if it holds none there.
+    /// Empty only at the end of the source.
+    fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+        let me = self.get_mut();
+        let at = me.pos;
+        if me.window_at(at).is_empty() {
+            ready!(me.poll_fill_at(cx, at, 1))
+                .map_err(|e| InputError::source("poll_fill_buf", at, 1, e))?;
+        }
+        Poll::Ready(Ok(me.window_at(at)))
+    }
+
+    /// Consumes `amt` bytes of what `poll_fill_buf` returned.
+    fn consume(self: Pin<&mut Self>, amt: usize) {
+        let me = self.get_mut();
+        debug_assert!(amt <= me.buffer().len(), "consume({amt}) past the window");
+        me.pos += amt as u64;
+        me.stats.bytes_from_window += amt as u64;
+    }
+}
+
+impl<R: AsyncRead + AsyncSeek + Unpin> AsyncSeek for AsyncBufferedInput<R> {
+    /// Moves the position. `Start` and `Current` (including `Current(0)`) take effect at once,
+    /// without I/O, and keep the window: a target inside it is served from it. `End` needs the
+    /// source's length; if it is not cached yet, `poll_complete` asks the source for it.
+    ///
+    /// A target before 0 or past `u64::MAX` is an `InvalidInput` error and changes nothing.
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        let me = self.get_mut();
+        me.pending_end_seek = None;
+        match position {
+            SeekFrom::Start(target) => me.pos = target,
+            SeekFrom::Current(offset) => me.pos = me.seek_target(me.pos, offset)?,
+            SeekFrom::End(offset) => match me.length {
+                Some(length) => me.pos = me.seek_target(length, offset)?,
+                None => me.pending_end_seek = Some(offset),
+            },
+        }
+        Ok(())
+    }
+
+    /// Returns the position once the last `start_seek` took effect.
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let me = self.get_mut();
+        if let Some(offset) = me.pending_end_seek {
+            let length = ready!(me.poll_length(cx))?;
+            me.pending_end_seek = None;
+            me.pos = me.seek_target(length, offset)?;
+        }
+        Poll::Ready(Ok(me.pos))
+    }
+}
+
+impl<R: fmt::Debug> fmt::Debug for AsyncBufferedInput<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncBufferedInput")
+            .field("inner", &self.inner)
+            .field("position", &self.pos)
+            .field("window", &(self.start..self.start + self.buf.len() as u64))
+            .field(
+                "filled",
+                &format_args!("{}/{}", self.buf.len(), self.capacity),
+            )
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn data(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 % 251) as u8).collect()
+    }
+
+    #[tokio::test]
+    async fn refill_keeps_no_bytes_before_the_request() {
+        let mut input = AsyncBufferedInput::with_capacity(8, Cursor::new(data(100)));
+        let mut buf = [0u8; 5];
+        input.read_bytes(&mut buf).await.unwrap();
+        assert_eq!(input.window(), 0..8);
+        input.read_bytes(&mut buf).await.unwrap();
+        // 3 bytes came from the old window, then the window was refilled from 8.
+        assert_eq!(input.window(), 8..16);
+        assert_eq!(buf, data(100)[5..10]);
+    }
+
+    #[tokio::test]
+    async fn seek_outside_then_back_keeps_window() {
+        let mut input = AsyncBufferedInput::with_capacity(16, Cursor::new(data(100)));
+        input.read_byte().await.unwrap();
+        let reads = input.stats().underlying_reads;
+        input.seek_to(90);
+        input.seek_to(3);
+        assert_eq!(input.read_byte().await.unwrap(), data(100)[3]);
+        assert_eq!(input.stats().underlying_reads, reads);
+    }
+
+    #[test]
+    fn zero_capacity_is_rejected() {
+        let err = AsyncBufferedInput::try_with_capacity(0, Cursor::new(Vec::new())).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("at least 1 byte"));
+    }
+
+    #[test]
+    fn debug_shows_state_not_bytes() {
+        let input = AsyncBufferedInput::with_capacity(16, Cursor::new(vec![0xAB; 4]));
+        let shown = format!("{input:?}");
+        assert!(shown.contains("position: 0"), "{shown}");
+        assert!(shown.contains("0/16"), "{shown}");
+    }
+}

@@ -1,0 +1,5 @@
+//! The buffered input: a window over a seekable source, and the typed reads built on it.
+
+mod buffered_input;
+
+pub use buffered_input::AsyncBufferedInput;

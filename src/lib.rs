@@ -1,0 +1,40 @@
+//! A buffered, seekable async input for files that are slow to touch: index segments on local
+//! disk, files on network mounts, objects in HTTP/S3-style stores.
+//!
+//! [`AsyncBufferedInput`] wraps any tokio [`AsyncRead`](tokio::io::AsyncRead) +
+//! [`AsyncSeek`](tokio::io::AsyncSeek) source and keeps a window over it, in the manner of Apache
+//! Lucene's `BufferedIndexInput` after LUCENE-695: what the window holds is copied in one step,
+//! the rest is fetched with one source read, and a request at least as large as the window goes
+//! straight into the caller's buffer. Small requests never turn into byte-at-a-time loops or one
+//! I/O each.
+//!
+//! ```
+//! use async_buffered_input::AsyncBufferedInput;
+//! use std::io::Cursor;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let mut input = AsyncBufferedInput::new(Cursor::new(b"\x05hello".to_vec()));
+//! let len = input.read_byte().await? as usize;
+//! let word = input.read_bytes_owned(len).await?;
+//! assert_eq!(&word[..], b"hello");
+//! assert_eq!(input.stats().underlying_reads, 1);
+//! # Ok(())
+//! # }
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![forbid(unsafe_code)]
+#![warn(
+    missing_docs,
+    missing_debug_implementations,
+    unreachable_pub,
+    rust_2018_idioms
+)]
+
+mod error;
+mod input;
+mod stats;
+
+pub use error::InputError;
+pub use input::AsyncBufferedInput;
+pub use stats::Stats;
