@@ -20,7 +20,8 @@ set -euo pipefail
 
 ST=${HTTP_STATE:-/tmp/abi-http}
 TIMEOUT=${HTTP_TIMEOUT:-20}
-answers() { bash -c "exec 3<>/dev/tcp/127.0.0.1/$1"; }  # TCP connect only: keeps the access log clean
+# Readiness: our own instance answers its secret token (proves the port is ours; not in the access log).
+ours() { [[ $(curl -s --max-time 2 "http://127.0.0.1:$1/.abi-ready" 2>/dev/null) == "$(cat "$ST/token")" ]]; }
 
 cmd_install() {
   if command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]]; then log "nginx already installed"; return 0; fi
@@ -35,8 +36,9 @@ cmd_up() {
   need curl python3
   if [[ -d $ST ]]; then die "already up (state $ST); run '$0 down' first"; fi
   port=${HTTP_PORT:-$(free_port)}
+  if bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then die "port $port is already in use"; fi
   [[ $EUID -eq 0 ]] && user='user root;'
-  mkdir -p "$ST/tmp"
+  mkdir -p "$ST/tmp"; od -An -N8 -tx8 /dev/urandom | tr -d ' ' >"$ST/token"
   cat >"$ST/nginx.conf" <<CFG
 $user
 daemon off;
@@ -56,6 +58,7 @@ http {
     listen 127.0.0.1:$port;
     root $dir;
     location / { autoindex on; }
+    location = /.abi-ready { access_log off; default_type text/plain; return 200 "$(cat "$ST/token")"; }
   }
 }
 CFG
@@ -63,7 +66,7 @@ CFG
   echo "$port" >"$ST/port"; echo "$dir" >"$ST/dir"
   # daemon off + spawn: the PID we record is the master's own.
   spawn "$ST/error.log" "$nginx" -p "$ST" -c "$ST/nginx.conf" -e "$ST/error.log" >"$ST/master.pid"
-  if ! wait_for "$TIMEOUT" "nginx on 127.0.0.1:$port" answers "$port"; then
+  if ! wait_ready "$TIMEOUT" "nginx on 127.0.0.1:$port" "$(cat "$ST/master.pid")" ours "$port"; then
     cat "$ST/error.log" >&2; cmd_down; die "nginx did not start (port $port taken?)"
   fi
   log "serving $dir at http://127.0.0.1:$port (state $ST)"
@@ -80,7 +83,7 @@ cmd_down() {
 }
 
 cmd_status() {
-  local port; port=$(cat "$ST/port" 2>/dev/null) && answers "$port" \
+  local port; port=$(cat "$ST/port" 2>/dev/null) && ours "$port" \
     && { log "up: http://127.0.0.1:$port serving $(cat "$ST/dir")"; return 0; }
   log "down"; return 1
 }

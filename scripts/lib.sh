@@ -25,6 +25,14 @@ wait_for() {  # wait_for SECONDS WHAT CMD... : retry CMD every 0.1 s, fail after
   done
 }
 
+_ready_or_dead() { local pid=$1; shift; "$@" || ! alive "$pid"; }
+wait_ready() {  # wait_ready SECONDS WHAT PID CMD... : like wait_for, but give up at once if PID dies
+  local secs=$1 what=$2 pid=$3; shift 3
+  wait_for "$secs" "$what" _ready_or_dead "$pid" "$@" || return 1
+  alive "$pid" || { log "$what: process $pid exited"; return 1; }
+  "$@" >/dev/null 2>&1
+}
+
 alive() {  # alive PID : running and not a zombie (an orphan's zombie may wait a while for PID 1 to reap it)
   local st
   [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null && read -r st <"/proc/$1/stat" 2>/dev/null || return 1

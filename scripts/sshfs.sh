@@ -39,7 +39,8 @@ cmd_up() {
   [[ -e /dev/fuse ]] || die "/dev/fuse missing: this machine cannot mount FUSE filesystems"
   if mounted "$mnt" || [[ -d $st ]]; then die "$mnt is already up (or stale); run '$0 down $mnt' first"; fi
 
-  mkdir -p "$mnt" /run/sshd "$st"; chmod 700 "$st"
+  { mkdir -p "$mnt" 2>/dev/null && [[ -d $mnt ]]; } || die "cannot make mount point folder $mnt"
+  mkdir -p /run/sshd "$st"; chmod 700 "$st"
   ssh-keygen -q -t ed25519 -N '' -f "$st/host_key"
   ssh-keygen -q -t ed25519 -N '' -f "$st/client_key"
   cp "$st/client_key.pub" "$st/authorized_keys"
@@ -61,14 +62,14 @@ CFG
   /usr/sbin/sshd -t -f "$st/sshd_config" || die "bad sshd config $st/sshd_config"
   # -D: no daemon fork, so the PID we record is sshd's own; -e: log to stderr (our log file).
   spawn "$st/sshd.log" /usr/sbin/sshd -D -e -f "$st/sshd_config" >"$st/sshd.pid.ours"
-  if ! wait_for "$TIMEOUT" "sshd on 127.0.0.1:$port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"; then
+  if ! wait_ready "$TIMEOUT" "sshd on 127.0.0.1:$port" "$(cat "$st/sshd.pid.ours")" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"; then
     cat "$st/sshd.log" >&2; cmd_down "$mnt"; die "sshd did not start"
   fi
   # -f: sshfs stays in the foreground, detached by spawn, so we know its PID too.
   spawn "$st/sshfs.log" sshfs -f -p "$port" "root@127.0.0.1:$dir" "$mnt" -o "IdentityFile=$st/client_key,\
 StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes,LogLevel=ERROR,\
 direct_io,no_readahead,dir_cache=no" >"$st/sshfs.pid"
-  if ! wait_for "$TIMEOUT" "sshfs mount at $mnt" works "$mnt"; then
+  if ! wait_ready "$TIMEOUT" "sshfs mount at $mnt" "$(cat "$st/sshfs.pid")" works "$mnt"; then
     cat "$st/sshfs.log" "$st/sshd.log" >&2; cmd_down "$mnt"; die "sshfs mount failed"
   fi
   log "mounted 127.0.0.1:$port:$dir at $mnt (state $st)"

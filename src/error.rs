@@ -39,7 +39,12 @@ pub struct InputError {
 
 impl InputError {
     /// A read of `requested` bytes at `position` found only `available` before the end.
-    pub(crate) fn eof(op: &'static str, position: u64, requested: u64, available: u64) -> io::Error {
+    pub(crate) fn eof(
+        op: &'static str,
+        position: u64,
+        requested: u64,
+        available: u64,
+    ) -> io::Error {
         let e = InputError {
             op,
             position,
@@ -52,7 +57,12 @@ impl InputError {
     }
 
     /// The source failed while serving `op` at `position`; the kind is kept.
-    pub(crate) fn source(op: &'static str, position: u64, requested: u64, err: io::Error) -> io::Error {
+    pub(crate) fn source(
+        op: &'static str,
+        position: u64,
+        requested: u64,
+        err: io::Error,
+    ) -> io::Error {
         let kind = err.kind();
         let e = InputError {
             op,
@@ -66,7 +76,12 @@ impl InputError {
     }
 
     /// The bytes at `position` are not a valid encoding of what `op` decodes.
-    pub(crate) fn invalid(op: &'static str, position: u64, requested: u64, detail: String) -> io::Error {
+    pub(crate) fn invalid(
+        op: &'static str,
+        position: u64,
+        requested: u64,
+        detail: String,
+    ) -> io::Error {
         let e = InputError {
             op,
             position,
@@ -120,10 +135,7 @@ impl fmt::Display for InputError {
             self.op, self.requested, self.position
         )?;
         if let Some(available) = self.available {
-            write!(
-                f,
-                " went past the end: only {available} bytes available"
-            )?;
+            write!(f, " went past the end: only {available} bytes available")?;
         }
         if let Some(detail) = &self.detail {
             write!(f, ": {detail}")?;

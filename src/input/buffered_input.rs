@@ -283,7 +283,12 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         let length = self.length().await?;
         let available = length.saturating_sub(at);
         if available < len as u64 {
-            return Err(InputError::eof("read_bytes_owned", at, len as u64, available));
+            return Err(InputError::eof(
+                "read_bytes_owned",
+                at,
+                len as u64,
+                available,
+            ));
         }
         let mut out = vec![0u8; len];
         self.read_exact_at("read_bytes_owned", at, &mut out).await?;
@@ -396,7 +401,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
 
     /// The window's bytes from source offset `at` on; empty when `at` is outside the window.
     #[inline]
-    fn window_at(&self, at: u64) -> &[u8] {
+    pub(super) fn window_at(&self, at: u64) -> &[u8] {
         let offset = at.wrapping_sub(self.start);
         if offset <= self.buf.len() as u64 {
             &self.buf[offset as usize..]
@@ -423,13 +428,37 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         );
     }
 
+    /// Consumes `n` bytes of the window at the position; the caller has checked they are there.
+    #[inline]
+    pub(super) fn consume_window(&mut self, n: usize) {
+        debug_assert!(
+            n <= self.buffer().len(),
+            "consume_window({n}) past the window"
+        );
+        self.pos += n as u64;
+        self.stats.bytes_from_window += n as u64;
+    }
+
+    /// Makes the window hold `[at, at + need)` (see `poll_fill_at`) and returns what it holds
+    /// from `at` on: shorter than `need` only at the end of the source.
+    pub(super) async fn fill_at(
+        &mut self,
+        op: &'static str,
+        at: u64,
+        need: usize,
+    ) -> io::Result<&[u8]> {
+        let need = need.min(self.capacity);
+        if let Err(e) = poll_fn(|cx| self.poll_fill_at(cx, at, need)).await {
+            return Err(self.contextualize(e, op, at, need, 0));
+        }
+        Ok(self.window_at(at))
+    }
+
     async fn read_byte_slow(&mut self) -> io::Result<u8> {
         let at = self.pos;
-        poll_fn(|cx| self.poll_fill_at(cx, at, 1)).await?;
-        match self.window_at(at).first() {
+        match self.fill_at("read_byte", at, 1).await?.first() {
             Some(&b) => {
-                self.pos = at + 1;
-                self.stats.bytes_from_window += 1;
+                self.consume_window(1);
                 Ok(b)
             }
             None => Err(InputError::eof("read_byte", at, 1, 0)),
@@ -440,7 +469,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// position: one copy of what the window holds, then ONE underlying read for the remainder
     /// (continued if the source reads short), straight into `dst` if the remainder is at least
     /// the capacity, through a refilled window otherwise.
-    pub(crate) async fn read_exact_at(
+    pub(super) async fn read_exact_at(
         &mut self,
         op: &'static str,
         at: u64,

@@ -1,5 +1,6 @@
 //! The buffered input: a window over a seekable source, and the typed reads built on it.
 
 mod buffered_input;
+mod decode;
 
 pub use buffered_input::AsyncBufferedInput;
