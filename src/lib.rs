@@ -32,7 +32,9 @@
 )]
 
 mod error;
+pub mod harness;
 mod input;
+pub mod source;
 mod stats;
 
 pub use error::InputError;

@@ -1,13 +1,15 @@
 use std::fmt;
+use std::future::Future;
 use std::io::{self, SeekFrom};
 use std::ops::Range;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use futures::future::poll_fn;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, ReadBuf};
 
+use super::window_read::{ReadFuture, WindowRead};
 use crate::error::InputError;
 use crate::stats::Stats;
 
@@ -65,13 +67,15 @@ use crate::stats::Stats;
 pub struct AsyncBufferedInput<R> {
     inner: R,
     // The window. Invariants (checked by `debug_assert_invariants`):
-    // - `buf` holds the source's bytes `[start, start + buf.len())`;
-    // - `buf.len() <= capacity`;
-    // - `pos` is independent of the window: when `start <= pos <= start + buf.len()` the bytes at
-    //   `pos` are served from `buf[pos - start..]`, otherwise the next read fetches them.
+    // - `buf[..filled]` holds the source's bytes `[start, start + filled)`;
+    // - `filled <= buf.len() <= capacity`; `buf[filled..]` is stale: initialized bytes kept so
+    //   that a refill reads into them in place, without zeroing spare capacity first;
+    // - `pos` is independent of the window: when `start <= pos <= start + filled` the bytes at
+    //   `pos` are served from `buf[pos - start..filled]`, otherwise the next read fetches them.
     // Keeping `pos` apart from the window is what makes every read all-or-nothing: a read works
     // on offsets and only moves `pos` once it has all its bytes.
     buf: BytesMut,
+    filled: usize,
     start: u64,
     pos: u64,
     capacity: usize,
@@ -130,6 +134,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         Ok(Self {
             inner,
             buf: BytesMut::new(),
+            filled: 0,
             start: 0,
             pos: 0,
             capacity,
@@ -167,13 +172,8 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// # }
     /// ```
     #[inline]
-    pub async fn read_byte(&mut self) -> io::Result<u8> {
-        if let Some(&b) = self.window_at(self.pos).first() {
-            self.pos += 1;
-            self.stats.bytes_from_window += 1;
-            return Ok(b);
-        }
-        self.read_byte_slow().await
+    pub fn read_byte(&mut self) -> impl Future<Output = io::Result<u8>> + use<'_, R> {
+        ReadFuture::new(self, ReadByte)
     }
 
     /// Fills `dst` with the next `dst.len()` bytes, or fails without consuming anything.
@@ -212,17 +212,11 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// # }
     /// ```
     #[inline]
-    pub async fn read_bytes(&mut self, dst: &mut [u8]) -> io::Result<()> {
-        let window = self.window_at(self.pos);
-        if let Some(src) = window.get(..dst.len()) {
-            dst.copy_from_slice(src);
-            self.pos += dst.len() as u64;
-            self.stats.bytes_from_window += dst.len() as u64;
-            return Ok(());
-        }
-        self.read_exact_at("read_bytes", self.pos, dst).await?;
-        self.pos += dst.len() as u64;
-        Ok(())
+    pub fn read_bytes<'s, 'd>(
+        &'s mut self,
+        dst: &'d mut [u8],
+    ) -> impl Future<Output = io::Result<()>> + use<'s, 'd, R> {
+        ReadFuture::new(self, ReadBytes { dst })
     }
 
     /// Reads the next `len` bytes as [`Bytes`], without copying them when they fit in the window.
@@ -260,7 +254,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
             return Ok(Bytes::new());
         }
         if len <= self.capacity {
-            poll_fn(|cx| self.poll_fill_at(cx, at, len)).await?;
+            poll_fn(|cx| self.poll_fill_for(cx, "read_bytes_owned", at, len)).await?;
             let available = self.window_at(at).len();
             if available < len {
                 return Err(InputError::eof(
@@ -274,6 +268,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
             // bytes after it.
             let end = (at - self.start) as usize + len;
             let head = self.buf.split_to(end).freeze();
+            self.filled -= end;
             self.start += end as u64;
             self.pos = at + len as u64;
             self.stats.bytes_from_window += len as u64;
@@ -303,6 +298,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// then fails with `UnexpectedEof`.
     #[inline]
     pub fn seek_to(&mut self, pos: u64) {
+        self.pending_end_seek = None;
         self.pos = pos;
     }
 
@@ -403,8 +399,8 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     #[inline]
     pub(super) fn window_at(&self, at: u64) -> &[u8] {
         let offset = at.wrapping_sub(self.start);
-        if offset <= self.buf.len() as u64 {
-            &self.buf[offset as usize..]
+        if offset <= self.filled as u64 {
+            &self.buf[offset as usize..self.filled]
         } else {
             &[]
         }
@@ -412,18 +408,19 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
 
     #[inline]
     fn window_end(&self) -> u64 {
-        self.start + self.buf.len() as u64
+        self.start + self.filled as u64
     }
 
     fn debug_assert_invariants(&self) {
         debug_assert!(
-            self.buf.len() <= self.capacity,
-            "window holds {} bytes, more than its capacity {}",
+            self.filled <= self.buf.len() && self.buf.len() <= self.capacity,
+            "window holds {} of {} bytes, capacity {}",
+            self.filled,
             self.buf.len(),
             self.capacity
         );
         debug_assert!(
-            self.start.checked_add(self.buf.len() as u64).is_some(),
+            self.start.checked_add(self.filled as u64).is_some(),
             "window end overflows"
         );
     }
@@ -439,29 +436,19 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         self.stats.bytes_from_window += n as u64;
     }
 
-    /// Makes the window hold `[at, at + need)` (see `poll_fill_at`) and returns what it holds
-    /// from `at` on: shorter than `need` only at the end of the source.
-    pub(super) async fn fill_at(
+    /// Makes the window hold `[at, at + need)` as [`poll_fill_at`](Self::poll_fill_at) does, for
+    /// a request `op`: `need` is capped at the capacity, and an error names the request.
+    pub(super) fn poll_fill_for(
         &mut self,
+        cx: &mut Context<'_>,
         op: &'static str,
         at: u64,
         need: usize,
-    ) -> io::Result<&[u8]> {
+    ) -> Poll<io::Result<()>> {
         let need = need.min(self.capacity);
-        if let Err(e) = poll_fn(|cx| self.poll_fill_at(cx, at, need)).await {
-            return Err(self.contextualize(e, op, at, need, 0));
-        }
-        Ok(self.window_at(at))
-    }
-
-    async fn read_byte_slow(&mut self) -> io::Result<u8> {
-        let at = self.pos;
-        match self.fill_at("read_byte", at, 1).await?.first() {
-            Some(&b) => {
-                self.consume_window(1);
-                Ok(b)
-            }
-            None => Err(InputError::eof("read_byte", at, 1, 0)),
+        match ready!(self.poll_fill_at(cx, at, need)) {
+            Ok(()) => Poll::Ready(Ok(())),
+            Err(e) => Poll::Ready(Err(self.contextualize(e, op, at, need, 0))),
         }
     }
 
@@ -475,37 +462,58 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         at: u64,
         dst: &mut [u8],
     ) -> io::Result<()> {
-        let held = self.window_at(at);
-        let have = held.len().min(dst.len());
-        dst[..have].copy_from_slice(&held[..have]);
-        if have == dst.len() {
-            self.stats.bytes_from_window += have as u64;
-            return Ok(());
-        }
+        let mut state = ReadExact::default();
+        poll_fn(|cx| self.poll_read_exact_at(cx, op, at, dst, &mut state)).await
+    }
+
+    /// The poll form of [`read_exact_at`](Self::read_exact_at): `state` starts as
+    /// `ReadExact::default()` and carries the progress across `Pending`.
+    pub(super) fn poll_read_exact_at(
+        &mut self,
+        cx: &mut Context<'_>,
+        op: &'static str,
+        at: u64,
+        dst: &mut [u8],
+        state: &mut ReadExact,
+    ) -> Poll<io::Result<()>> {
+        let have = match state.have {
+            Some(have) => have,
+            None => {
+                let held = self.window_at(at);
+                let have = held.len().min(dst.len());
+                dst[..have].copy_from_slice(&held[..have]);
+                if have == dst.len() {
+                    self.stats.bytes_from_window += have as u64;
+                    return Poll::Ready(Ok(()));
+                }
+                state.have = Some(have);
+                have
+            }
+        };
         let from = at + have as u64;
         let rest = &mut dst[have..];
         if rest.len() >= self.capacity {
-            let mut done = 0;
-            let read = poll_fn(|cx| self.poll_read_direct(cx, from, rest, &mut done)).await;
+            let read = ready!(self.poll_read_direct(cx, from, rest, &mut state.done));
             if let Err(e) = read {
-                return Err(self.contextualize(e, op, at, dst.len(), have + done));
+                let available = have + state.done;
+                return Poll::Ready(Err(self.contextualize(e, op, at, dst.len(), available)));
             }
             self.stats.bytes_from_window += have as u64;
-            self.stats.bytes_direct += done as u64;
-            return Ok(());
+            self.stats.bytes_direct += state.done as u64;
+            return Poll::Ready(Ok(()));
         }
         let need = rest.len();
-        if let Err(e) = poll_fn(|cx| self.poll_fill_at(cx, from, need)).await {
-            return Err(self.contextualize(e, op, at, dst.len(), have));
+        if let Err(e) = ready!(self.poll_fill_at(cx, from, need)) {
+            return Poll::Ready(Err(self.contextualize(e, op, at, dst.len(), have)));
         }
         let held = self.window_at(from);
         if held.len() < need {
             let available = (have + held.len()) as u64;
-            return Err(InputError::eof(op, at, dst.len() as u64, available));
+            return Poll::Ready(Err(InputError::eof(op, at, dst.len() as u64, available)));
         }
         rest.copy_from_slice(&held[..need]);
         self.stats.bytes_from_window += dst.len() as u64;
-        Ok(())
+        Poll::Ready(Ok(()))
     }
 
     /// Turns an error from a source operation into one naming the request; a read past the end
@@ -542,31 +550,44 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
                 // Keep the window's bytes from `at` on at its front.
                 let keep_from = (at - self.start) as usize;
                 if keep_from > 0 {
-                    self.buf.copy_within(keep_from.., 0);
-                    self.buf.truncate(have);
+                    self.buf.copy_within(keep_from..self.filled, 0);
+                    self.filled = have;
                     self.start = at;
                 }
             } else {
-                self.buf.clear();
+                self.filled = 0;
                 self.start = at;
             }
-            self.buf.reserve(self.capacity - self.buf.len());
+            self.make_room();
             self.debug_assert_invariants();
 
             let end = self.window_end();
             ready!(self.poll_source_at(cx, end))?;
-            let room = self.capacity - self.buf.len();
-            let mut limited = (&mut self.buf).limit(room);
-            let read = ready!(tokio_util::io::poll_read_buf(
-                Pin::new(&mut self.inner),
-                cx,
-                &mut limited
-            ));
+            let room = self.capacity - self.filled;
+            let mut read_buf = ReadBuf::new(&mut self.buf[self.filled..]);
+            let read = ready!(Pin::new(&mut self.inner).poll_read(cx, &mut read_buf))
+                .map(|()| read_buf.filled().len());
             let n = self.after_source_read(end, read)?;
+            self.filled += n;
             tracing::trace!(at = end, requested = room, read = n, "window refill");
             if n == 0 {
                 return Poll::Ready(Ok(()));
             }
+        }
+    }
+
+    /// Makes `buf` `capacity` initialized bytes long, for a refill to read into in place.
+    ///
+    /// Reading into spare capacity would make sources that want initialized memory (`Cursor`,
+    /// adapters of `std::io::Read`) zero the whole room before every refill; this zeroes it
+    /// once, and again only after `read_bytes_owned` handed out the front of the window.
+    fn make_room(&mut self) {
+        if self.buf.len() < self.capacity {
+            if self.buf.capacity() < self.capacity {
+                // Growing may move the bytes: let it move only the window's.
+                self.buf.truncate(self.filled);
+            }
+            self.buf.resize(self.capacity, 0);
         }
     }
 
@@ -684,6 +705,79 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     }
 }
 
+/// The progress of a [`poll_read_exact_at`](AsyncBufferedInput::poll_read_exact_at).
+#[derive(Debug, Default)]
+pub(super) struct ReadExact {
+    /// The bytes copied from the window at the first poll; `None` before it.
+    have: Option<usize>,
+    /// The bytes the source has read straight into the destination so far.
+    done: usize,
+}
+
+/// [`AsyncBufferedInput::read_byte`].
+struct ReadByte;
+
+impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadByte {
+    type Output = u8;
+    type Slow = ();
+
+    #[inline(always)]
+    fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<u8> {
+        let b = *input.window_at(input.pos).first()?;
+        input.pos += 1;
+        input.stats.bytes_from_window += 1;
+        Some(b)
+    }
+
+    fn poll_slow(
+        &mut self,
+        _: &mut (),
+        input: &mut AsyncBufferedInput<R>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<u8>> {
+        let at = input.pos;
+        ready!(input.poll_fill_for(cx, "read_byte", at, 1))?;
+        match input.window_at(at).first() {
+            Some(&b) => {
+                input.consume_window(1);
+                Poll::Ready(Ok(b))
+            }
+            None => Poll::Ready(Err(InputError::eof("read_byte", at, 1, 0))),
+        }
+    }
+}
+
+/// [`AsyncBufferedInput::read_bytes`].
+struct ReadBytes<'d> {
+    dst: &'d mut [u8],
+}
+
+impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadBytes<'_> {
+    type Output = ();
+    type Slow = ReadExact;
+
+    #[inline(always)]
+    fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<()> {
+        let src = input.window_at(input.pos).get(..self.dst.len())?;
+        self.dst.copy_from_slice(src);
+        input.pos += self.dst.len() as u64;
+        input.stats.bytes_from_window += self.dst.len() as u64;
+        Some(())
+    }
+
+    fn poll_slow(
+        &mut self,
+        exact: &mut ReadExact,
+        input: &mut AsyncBufferedInput<R>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        let at = input.pos;
+        ready!(input.poll_read_exact_at(cx, "read_bytes", at, self.dst, exact))?;
+        input.pos = at + self.dst.len() as u64;
+        Poll::Ready(Ok(()))
+    }
+}
+
 /// The marker error for "the source ended", turned into a full `UnexpectedEof` by the caller
 /// who knows the request.
 fn end_of_source() -> io::Error {
@@ -770,6 +864,11 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncSeek for AsyncBufferedInput<R> {
     /// source's length; if it is not cached yet, `poll_complete` asks the source for it.
     ///
     /// A target before 0 or past `u64::MAX` is an `InvalidInput` error and changes nothing.
+    ///
+    /// As with tokio's `File`, an `End` seek whose future was dropped before it completed is
+    /// completed by the next `poll_complete` (the next seek through `AsyncSeekExt`), unless
+    /// [`seek_to`](AsyncBufferedInput::seek_to) was called in between. One that failed is
+    /// forgotten.
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let me = self.get_mut();
         me.pending_end_seek = None;
@@ -788,9 +887,11 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncSeek for AsyncBufferedInput<R> {
     fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
         let me = self.get_mut();
         if let Some(offset) = me.pending_end_seek {
-            let length = ready!(me.poll_length(cx))?;
+            // Whatever the outcome, this `End` seek is done: a failed one must not be applied
+            // by a later `poll_complete`.
+            let length = ready!(me.poll_length(cx));
             me.pending_end_seek = None;
-            me.pos = me.seek_target(length, offset)?;
+            me.pos = me.seek_target(length?, offset)?;
         }
         Poll::Ready(Ok(me.pos))
     }
@@ -801,11 +902,8 @@ impl<R: fmt::Debug> fmt::Debug for AsyncBufferedInput<R> {
         f.debug_struct("AsyncBufferedInput")
             .field("inner", &self.inner)
             .field("position", &self.pos)
-            .field("window", &(self.start..self.start + self.buf.len() as u64))
-            .field(
-                "filled",
-                &format_args!("{}/{}", self.buf.len(), self.capacity),
-            )
+            .field("window", &(self.start..self.start + self.filled as u64))
+            .field("filled", &format_args!("{}/{}", self.filled, self.capacity))
             .finish()
     }
 }

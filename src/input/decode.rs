@@ -6,11 +6,17 @@
 //! edge or the end of the data. Like the core reads, a typed read either completes or consumes
 //! nothing: after an error or a cancellation the position is where the value starts.
 
+use std::future::Future;
 use std::io;
+use std::marker::PhantomData;
 use std::mem::size_of;
+use std::task::{ready, Context, Poll};
 
+use futures::future::poll_fn;
 use tokio::io::{AsyncRead, AsyncSeek};
 
+use super::buffered_input::ReadExact;
+use super::window_read::{ReadFuture, WindowRead};
 use super::AsyncBufferedInput;
 use crate::error::InputError;
 
@@ -65,6 +71,37 @@ fn decode_varint(bytes: &[u8], max_len: usize, last_bits: u32) -> Varint {
     Varint::Short
 }
 
+/// Decodes the varint at the start of `bytes` without a branch per byte, when `bytes` holds at
+/// least 8 bytes and the varint ends within them: its value and length. `None` in every other
+/// case (fewer than 8 bytes, a longer or malformed varint), for [`decode_varint`] to handle.
+///
+/// The stop byte is the first without its high bit; the 7-bit groups before it are then packed
+/// together by three mask-and-shift steps (pairs, quads, octets).
+#[inline(always)]
+fn decode_varint_fast<const MAX_LEN: usize, const LAST_BITS: u32>(
+    bytes: &[u8],
+) -> Option<(u64, usize)> {
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let x = u64::from_le_bytes(*bytes.first_chunk::<8>()?);
+    let stops = !x & HIGH_BITS;
+    if stops == 0 {
+        return None;
+    }
+    let len = (stops.trailing_zeros() / 8) as usize + 1;
+    if len > MAX_LEN {
+        return None;
+    }
+    if len == MAX_LEN && (x >> (8 * (len - 1)) & 0xff) >> LAST_BITS != 0 {
+        return None;
+    }
+    // Keep the bytes up to the stop byte, without their high bits.
+    let x = x & (stops ^ (stops - 1)) & !HIGH_BITS;
+    let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+    let x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+    Some((x, len))
+}
+
 #[inline]
 fn zigzag_decode(n: u64) -> i64 {
     (n >> 1) as i64 ^ -((n & 1) as i64)
@@ -84,18 +121,11 @@ macro_rules! fixed_width_read {
         ///
         /// Cancel safe: if the future is dropped before it completes, nothing is consumed.
         #[inline]
-        pub async fn $name(&mut self) -> io::Result<$ty> {
-            const N: usize = size_of::<$ty>();
-            if let Some(bytes) = self.window_at(self.position()).first_chunk::<N>() {
-                let value = <$ty>::$from(*bytes);
-                self.consume_window(N);
-                return Ok(value);
-            }
-            let at = self.position();
-            let mut bytes = [0u8; N];
-            self.read_exact_at(stringify!($name), at, &mut bytes).await?;
-            self.seek_to(at + N as u64);
-            Ok(<$ty>::$from(bytes))
+        pub fn $name(&mut self) -> impl Future<Output = io::Result<$ty>> + use<'_, R> {
+            ReadFuture::new(
+                self,
+                FixedWidth::<{ size_of::<$ty>() }, $ty, _>::new(stringify!($name), <$ty>::$from),
+            )
         }
     };
 }
@@ -310,11 +340,11 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// # }
     /// ```
     #[inline]
-    pub async fn read_vint(&mut self) -> io::Result<u32> {
-        let value = self
-            .read_varint("read_vint", VINT_MAX_LEN, VINT_LAST_BITS)
-            .await?;
-        Ok(value as u32)
+    pub fn read_vint(&mut self) -> impl Future<Output = io::Result<u32>> + use<'_, R> {
+        ReadFuture::new(
+            self,
+            VarintRead::<VINT_MAX_LEN, VINT_LAST_BITS, u32, _>::new("read_vint", |v| v as u32),
+        )
     }
 
     /// Reads a vlong: 1 to 10 bytes, 7 bits per byte, low groups first. Lucene's own vlongs
@@ -330,9 +360,11 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     ///
     /// Cancel safe: if the future is dropped before it completes, nothing is consumed.
     #[inline]
-    pub async fn read_vlong(&mut self) -> io::Result<u64> {
-        self.read_varint("read_vlong", VLONG_MAX_LEN, VLONG_LAST_BITS)
-            .await
+    pub fn read_vlong(&mut self) -> impl Future<Output = io::Result<u64>> + use<'_, R> {
+        ReadFuture::new(
+            self,
+            VarintRead::<VLONG_MAX_LEN, VLONG_LAST_BITS, u64, _>::new("read_vlong", |v| v),
+        )
     }
 
     /// Reads a zig-zag encoded vint (Lucene `readZInt`): small magnitudes, either sign, take few
@@ -346,11 +378,13 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     ///
     /// Cancel safe: if the future is dropped before it completes, nothing is consumed.
     #[inline]
-    pub async fn read_zint(&mut self) -> io::Result<i32> {
-        let value = self
-            .read_varint("read_zint", VINT_MAX_LEN, VINT_LAST_BITS)
-            .await?;
-        Ok(zigzag_decode(value) as i32)
+    pub fn read_zint(&mut self) -> impl Future<Output = io::Result<i32>> + use<'_, R> {
+        ReadFuture::new(
+            self,
+            VarintRead::<VINT_MAX_LEN, VINT_LAST_BITS, i32, _>::new("read_zint", |v| {
+                zigzag_decode(v) as i32
+            }),
+        )
     }
 
     /// Reads a zig-zag encoded vlong (Lucene `readZLong`).
@@ -363,11 +397,11 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     ///
     /// Cancel safe: if the future is dropped before it completes, nothing is consumed.
     #[inline]
-    pub async fn read_zlong(&mut self) -> io::Result<i64> {
-        let value = self
-            .read_varint("read_zlong", VLONG_MAX_LEN, VLONG_LAST_BITS)
-            .await?;
-        Ok(zigzag_decode(value))
+    pub fn read_zlong(&mut self) -> impl Future<Output = io::Result<i64>> + use<'_, R> {
+        ReadFuture::new(
+            self,
+            VarintRead::<VLONG_MAX_LEN, VLONG_LAST_BITS, i64, _>::new("read_zlong", zigzag_decode),
+        )
     }
 
     /// Reads a string as Lucene's `writeString` wrote it: a vint byte length, then UTF-8.
@@ -405,6 +439,29 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// # }
     /// ```
     pub async fn read_string(&mut self) -> io::Result<String> {
+        if let Some(s) = self.string_from_window() {
+            return Ok(s);
+        }
+        self.read_string_slow().await
+    }
+
+    // ----- private helpers -----
+
+    /// The whole string when the window holds it and it is valid; `None` (having consumed
+    /// nothing) otherwise, including for a malformed one: the slow path reports those.
+    #[inline]
+    fn string_from_window(&mut self) -> Option<String> {
+        let window = self.window_at(self.position());
+        let (len, prefix) = decode_varint_fast::<VINT_MAX_LEN, VINT_LAST_BITS>(window)?;
+        let total = prefix.checked_add(len as usize)?;
+        let s = std::str::from_utf8(window.get(prefix..total)?)
+            .ok()?
+            .to_owned();
+        self.consume_window(total);
+        Some(s)
+    }
+
+    async fn read_string_slow(&mut self) -> io::Result<String> {
         const OP: &str = "read_string";
         let at = self.position();
         let (len, prefix) = self
@@ -450,33 +507,6 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         Ok(s)
     }
 
-    // ----- private helpers -----
-
-    /// Reads a varint at the position: decoded straight from the window when it holds it.
-    #[inline]
-    async fn read_varint(
-        &mut self,
-        op: &'static str,
-        max_len: usize,
-        last_bits: u32,
-    ) -> io::Result<u64> {
-        let at = self.position();
-        let window = self.window_at(at);
-        if let Some(&b) = window.first() {
-            if b < 0x80 {
-                self.consume_window(1);
-                return Ok(u64::from(b));
-            }
-        }
-        if let Varint::Done { value, len } = decode_varint(window, max_len, last_bits) {
-            self.consume_window(len);
-            return Ok(value);
-        }
-        let (value, len) = self.peek_varint(op, at, max_len, last_bits).await?;
-        self.seek_to(at + len as u64);
-        Ok(value)
-    }
-
     /// Decodes the varint at `at` without consuming it: returns its value and length. Gathers
     /// its bytes across window refills when it straddles the window's edge.
     async fn peek_varint(
@@ -486,28 +516,173 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         max_len: usize,
         last_bits: u32,
     ) -> io::Result<(u64, usize)> {
-        let mut gathered = [0u8; VLONG_MAX_LEN];
-        let mut n = 0;
+        let mut gather = Gather::default();
+        poll_fn(|cx| self.poll_peek_varint(cx, op, at, max_len, last_bits, &mut gather)).await
+    }
+
+    /// The poll form of [`peek_varint`](Self::peek_varint): `gather` starts as
+    /// `Gather::default()` and carries the bytes gathered so far across `Pending`.
+    fn poll_peek_varint(
+        &mut self,
+        cx: &mut Context<'_>,
+        op: &'static str,
+        at: u64,
+        max_len: usize,
+        last_bits: u32,
+        gather: &mut Gather,
+    ) -> Poll<io::Result<(u64, usize)>> {
         loop {
-            match decode_varint(&gathered[..n], max_len, last_bits) {
-                Varint::Done { value, len } => return Ok((value, len)),
-                Varint::Malformed(detail) => {
-                    return Err(InputError::invalid(op, at, max_len as u64, detail))
-                }
-                Varint::Short => {}
-            }
+            let n = gather.n;
             let next = at + n as u64;
-            if self.window_at(next).is_empty() {
-                self.fill_at(op, next, max_len - n).await?;
+            if gather.filling {
+                ready!(self.poll_fill_for(cx, op, next, max_len - n))?;
+                gather.filling = false;
+            } else {
+                match decode_varint(&gather.bytes[..n], max_len, last_bits) {
+                    Varint::Done { value, len } => return Poll::Ready(Ok((value, len))),
+                    Varint::Malformed(detail) => {
+                        return Poll::Ready(Err(InputError::invalid(
+                            op,
+                            at,
+                            max_len as u64,
+                            detail,
+                        )))
+                    }
+                    Varint::Short => {}
+                }
+                if self.window_at(next).is_empty() {
+                    gather.filling = true;
+                    continue;
+                }
             }
             let held = self.window_at(next);
             if held.is_empty() {
-                return Err(InputError::eof(op, at, max_len as u64, n as u64));
+                return Poll::Ready(Err(InputError::eof(op, at, max_len as u64, n as u64)));
             }
             let take = held.len().min(max_len - n);
-            gathered[n..n + take].copy_from_slice(&held[..take]);
-            n += take;
+            gather.bytes[n..n + take].copy_from_slice(&held[..take]);
+            gather.n += take;
         }
+    }
+}
+
+/// The bytes of a varint gathered so far by
+/// [`poll_peek_varint`](AsyncBufferedInput::poll_peek_varint).
+#[derive(Debug, Default)]
+struct Gather {
+    bytes: [u8; VLONG_MAX_LEN],
+    n: usize,
+    /// A refill at the next byte has started and not finished.
+    filling: bool,
+}
+
+/// A fixed-width read of `N` bytes turned into a `T` by `convert`.
+struct FixedWidth<const N: usize, T, F> {
+    op: &'static str,
+    convert: F,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<const N: usize, T, F> FixedWidth<N, T, F> {
+    #[inline(always)]
+    fn new(op: &'static str, convert: F) -> Self {
+        Self {
+            op,
+            convert,
+            _value: PhantomData,
+        }
+    }
+}
+
+/// The slow path of a [`FixedWidth`]: the value's bytes, gathered across refills.
+struct FixedWidthSlow<const N: usize> {
+    bytes: [u8; N],
+    exact: ReadExact,
+}
+
+impl<const N: usize> Default for FixedWidthSlow<N> {
+    fn default() -> Self {
+        Self {
+            bytes: [0; N],
+            exact: ReadExact::default(),
+        }
+    }
+}
+
+impl<R, const N: usize, T, F> WindowRead<R> for FixedWidth<N, T, F>
+where
+    R: AsyncRead + AsyncSeek + Unpin,
+    F: Fn([u8; N]) -> T,
+{
+    type Output = T;
+    type Slow = FixedWidthSlow<N>;
+
+    #[inline(always)]
+    fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<T> {
+        let bytes = *input.window_at(input.position()).first_chunk::<N>()?;
+        input.consume_window(N);
+        Some((self.convert)(bytes))
+    }
+
+    fn poll_slow(
+        &mut self,
+        slow: &mut FixedWidthSlow<N>,
+        input: &mut AsyncBufferedInput<R>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<T>> {
+        let at = input.position();
+        ready!(input.poll_read_exact_at(cx, self.op, at, &mut slow.bytes, &mut slow.exact))?;
+        input.seek_to(at + N as u64);
+        Poll::Ready(Ok((self.convert)(slow.bytes)))
+    }
+}
+
+/// A varint of at most `MAX_LEN` bytes turned into a `T` by `convert`.
+struct VarintRead<const MAX_LEN: usize, const LAST_BITS: u32, T, F> {
+    op: &'static str,
+    convert: F,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<const MAX_LEN: usize, const LAST_BITS: u32, T, F> VarintRead<MAX_LEN, LAST_BITS, T, F> {
+    #[inline(always)]
+    fn new(op: &'static str, convert: F) -> Self {
+        Self {
+            op,
+            convert,
+            _value: PhantomData,
+        }
+    }
+}
+
+impl<R, const MAX_LEN: usize, const LAST_BITS: u32, T, F> WindowRead<R>
+    for VarintRead<MAX_LEN, LAST_BITS, T, F>
+where
+    R: AsyncRead + AsyncSeek + Unpin,
+    F: Fn(u64) -> T,
+{
+    type Output = T;
+    type Slow = Gather;
+
+    #[inline(always)]
+    fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<T> {
+        let window = input.window_at(input.position());
+        let (value, len) = decode_varint_fast::<MAX_LEN, LAST_BITS>(window)?;
+        input.consume_window(len);
+        Some((self.convert)(value))
+    }
+
+    fn poll_slow(
+        &mut self,
+        gather: &mut Gather,
+        input: &mut AsyncBufferedInput<R>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<T>> {
+        let at = input.position();
+        let (value, len) =
+            ready!(input.poll_peek_varint(cx, self.op, at, MAX_LEN, LAST_BITS, gather))?;
+        input.seek_to(at + len as u64);
+        Poll::Ready(Ok((self.convert)(value)))
     }
 }
 
@@ -542,6 +717,58 @@ mod tests {
                 len: 10
             }
         );
+    }
+
+    /// The branch-free decoder agrees with the byte loop wherever it answers, and answers for
+    /// every well-formed varint that ends within 8 bytes.
+    #[test]
+    fn fast_varint_agrees_with_the_byte_loop() {
+        fn check<const MAX_LEN: usize, const LAST_BITS: u32>(bytes: &[u8]) {
+            let slow = decode_varint(bytes, MAX_LEN, LAST_BITS);
+            match decode_varint_fast::<MAX_LEN, LAST_BITS>(bytes) {
+                Some((value, len)) => assert_eq!(slow, Varint::Done { value, len }, "{bytes:02x?}"),
+                None => assert!(
+                    bytes.len() < 8 || !matches!(slow, Varint::Done { len, .. } if len <= 8),
+                    "{bytes:02x?}: fast path declined {slow:?}"
+                ),
+            }
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut bytes = x.to_le_bytes().to_vec();
+            bytes.extend_from_slice(&x.rotate_left(17).to_le_bytes());
+            // Give the stop byte a random place: clear high bits up to a random length.
+            let stop = (x >> 60) as usize % 11;
+            for (i, b) in bytes.iter_mut().enumerate().take(10) {
+                if i < stop {
+                    *b |= 0x80;
+                } else if i == stop && x & 1 == 0 {
+                    *b &= 0x7f;
+                }
+            }
+            for len in [0, 1, 5, 7, 8, 9, 10, 16] {
+                check::<VINT_MAX_LEN, VINT_LAST_BITS>(&bytes[..len]);
+                check::<VLONG_MAX_LEN, VLONG_LAST_BITS>(&bytes[..len]);
+            }
+        }
+        // Every boundary value, followed by padding.
+        for bits in 0..64 {
+            for v in [(1u64 << bits) - 1, 1u64 << bits] {
+                let mut bytes = Vec::new();
+                let mut w = v;
+                while w >= 0x80 {
+                    bytes.push(w as u8 | 0x80);
+                    w >>= 7;
+                }
+                bytes.push(w as u8);
+                bytes.resize(16, 0xaa);
+                check::<VINT_MAX_LEN, VINT_LAST_BITS>(&bytes);
+                check::<VLONG_MAX_LEN, VLONG_LAST_BITS>(&bytes);
+            }
+        }
     }
 
     #[test]

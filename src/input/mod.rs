@@ -2,5 +2,6 @@
 
 mod buffered_input;
 mod decode;
+mod window_read;
 
 pub use buffered_input::AsyncBufferedInput;

@@ -1,0 +1,152 @@
+//! Issue 6, bench 1: sequential reads from an in-memory source.
+//!
+//! Each iteration reads a 4 MiB buffer from start to end in requests of one size, with a fresh
+//! reader (8 KiB window everywhere) built inside the timed pass, so every contender pays the same
+//! set-up: one 8 KiB allocation. Async contenders run the whole pass in one `block_on` on a
+//! current-thread runtime, so the runtime's cost is amortized equally.
+//!
+//! Contenders, all in one group per request size:
+//! - `ours/read_bytes`, `ours/read_byte` (size 1 only): `AsyncBufferedInput`;
+//! - `tokio_bufreader/read_exact`: tokio `BufReader` + `AsyncReadExt::read_exact`;
+//! - `tokio_bufreader/byte_loop`: `read_u8` per byte over tokio `BufReader` (the pre-LUCENE-695
+//!   shape); it reads only the first 1 MiB, with its throughput set to match;
+//! - `std_bufreader/read_exact`: synchronous `std::io::BufReader` (the same two copies, no async);
+//! - `floor/slice_copy`: `read_exact` from a `&[u8]` (one copy), for reference.
+//!
+//! Run: `cargo bench --bench in_memory` (filter with e.g. `-- sequential/8/`).
+
+#[path = "support/clock.rs"]
+mod clock;
+
+use std::hint::black_box;
+use std::io::{Cursor, Read};
+use std::time::Duration;
+
+use async_buffered_input::AsyncBufferedInput;
+use clock::Clock;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use tokio::io::{AsyncReadExt, BufReader};
+use tokio::runtime::Runtime;
+
+const DATA_LEN: usize = 4 << 20;
+const BYTE_LOOP_LEN: usize = 1 << 20;
+const WINDOW: usize = 8192;
+const SIZES: [usize; 6] = [1, 8, 100, 1000, 8192, 65536];
+
+fn data() -> Vec<u8> {
+    (0..DATA_LEN).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("current-thread runtime")
+}
+
+/// The number of whole requests of `size` in `len` bytes, and the bytes they cover.
+fn requests(len: usize, size: usize) -> (usize, u64) {
+    let n = len / size;
+    (n, (n * size) as u64)
+}
+
+async fn ours_read_bytes(data: &[u8], size: usize) {
+    let mut input = AsyncBufferedInput::with_capacity(WINDOW, Cursor::new(data));
+    let mut buf = vec![0u8; size];
+    for _ in 0..requests(data.len(), size).0 {
+        input.read_bytes(&mut buf).await.unwrap();
+        black_box(&buf);
+    }
+}
+
+async fn ours_read_byte(data: &[u8]) {
+    let mut input = AsyncBufferedInput::with_capacity(WINDOW, Cursor::new(data));
+    for _ in 0..data.len() {
+        black_box(input.read_byte().await.unwrap());
+    }
+}
+
+async fn tokio_read_exact(data: &[u8], size: usize) {
+    let mut reader = BufReader::with_capacity(WINDOW, Cursor::new(data));
+    let mut buf = vec![0u8; size];
+    for _ in 0..requests(data.len(), size).0 {
+        reader.read_exact(&mut buf).await.unwrap();
+        black_box(&buf);
+    }
+}
+
+async fn tokio_byte_loop(data: &[u8], size: usize) {
+    let mut reader = BufReader::with_capacity(WINDOW, Cursor::new(data));
+    let mut buf = vec![0u8; size];
+    for _ in 0..requests(data.len(), size).0 {
+        for b in buf.iter_mut() {
+            *b = reader.read_u8().await.unwrap();
+        }
+        black_box(&buf);
+    }
+}
+
+fn std_read_exact(data: &[u8], size: usize) {
+    let mut reader = std::io::BufReader::with_capacity(WINDOW, Cursor::new(data));
+    let mut buf = vec![0u8; size];
+    for _ in 0..requests(data.len(), size).0 {
+        reader.read_exact(&mut buf).unwrap();
+        black_box(&buf);
+    }
+}
+
+fn slice_copy(data: &[u8], size: usize) {
+    let mut reader: &[u8] = data;
+    let mut buf = vec![0u8; size];
+    for _ in 0..requests(data.len(), size).0 {
+        Read::read_exact(&mut reader, &mut buf).unwrap();
+        black_box(&buf);
+    }
+}
+
+fn sequential(c: &mut Criterion<Clock>) {
+    let data = data();
+    let rt = runtime();
+    for size in SIZES {
+        let mut group = c.benchmark_group(format!("sequential/{size}"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(2));
+        let (_, bytes) = requests(DATA_LEN, size);
+        group.throughput(Throughput::Bytes(bytes));
+
+        group.bench_function(BenchmarkId::new("ours", "read_bytes"), |b| {
+            b.iter(|| rt.block_on(ours_read_bytes(&data, size)))
+        });
+        if size == 1 {
+            group.bench_function(BenchmarkId::new("ours", "read_byte"), |b| {
+                b.iter(|| rt.block_on(ours_read_byte(&data)))
+            });
+        }
+        group.bench_function(BenchmarkId::new("tokio_bufreader", "read_exact"), |b| {
+            b.iter(|| rt.block_on(tokio_read_exact(&data, size)))
+        });
+        group.bench_function(BenchmarkId::new("std_bufreader", "read_exact"), |b| {
+            b.iter(|| std_read_exact(&data, size))
+        });
+        group.bench_function(BenchmarkId::new("floor", "slice_copy"), |b| {
+            b.iter(|| slice_copy(&data, size))
+        });
+
+        // The byte loop costs the same per byte at every size: read a quarter of the data.
+        let (_, loop_bytes) = requests(BYTE_LOOP_LEN, size);
+        group.throughput(Throughput::Bytes(loop_bytes));
+        let head = &data[..BYTE_LOOP_LEN];
+        group.bench_function(BenchmarkId::new("tokio_bufreader", "byte_loop"), |b| {
+            b.iter(|| rt.block_on(tokio_byte_loop(head, size)))
+        });
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = clock::criterion();
+    targets = sequential
+}
+criterion_main!(benches);

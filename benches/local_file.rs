@@ -1,0 +1,174 @@
+//! A page-cached local file read sequentially in 100-byte and 64 KiB requests: ours over
+//! `PositionalReader<FileSource>` with and without read-ahead, against tokio's `BufReader` over
+//! `tokio::fs::File`, std's synchronous `BufReader<File>` (same 8 KiB window), and a 1 MiB
+//! `File::read` loop (the `dd bs=1M` stand-in).
+//!
+//! `cargo bench --bench local_file`; `ABI_BENCH_MIB` sets the file size (default 64),
+//! `ABI_BENCH_READ_AHEAD=64x8,1024x4` adds read-ahead configurations (chunk KiB x depth).
+
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_buffered_input::source::{FileSource, PositionalReader, ReadAhead};
+use async_buffered_input::AsyncBufferedInput;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use tokio::io::AsyncReadExt;
+
+const WINDOW: usize = 8192;
+
+fn file_len() -> usize {
+    std::env::var("ABI_BENCH_MIB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(64)
+        << 20
+}
+
+/// More read-ahead configurations to compare, from `ABI_BENCH_READ_AHEAD` (e.g. `64x8,1024x4`:
+/// chunk KiB x depth).
+fn extra_read_ahead() -> Vec<(usize, usize)> {
+    let spec = std::env::var("ABI_BENCH_READ_AHEAD").unwrap_or_default();
+    spec.split(',')
+        .filter_map(|item| {
+            let (chunk, depth) = item.trim().split_once('x')?;
+            Some((chunk.parse::<usize>().ok()? << 10, depth.parse().ok()?))
+        })
+        .filter(|&(chunk, depth)| chunk > 0 && depth > 0)
+        .collect()
+}
+
+fn make_file(len: usize) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().expect("temp file");
+    let mut state = 0x1234_5678_9abc_def0u64;
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        for b in chunk.iter_mut() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *b = state as u8;
+        }
+        let n = left.min(chunk.len());
+        file.write_all(&chunk[..n]).expect("write");
+        left -= n;
+    }
+    file.flush().expect("flush");
+    // Warm the page cache.
+    let mut sink = vec![0u8; 1 << 20];
+    let mut f = std::fs::File::open(file.path()).expect("open");
+    while f.read(&mut sink).expect("read") > 0 {}
+    file
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+async fn ours(
+    source: Arc<FileSource>,
+    ahead: Option<ReadAhead>,
+    request: usize,
+    len: usize,
+) -> u64 {
+    let mut reader = PositionalReader::from_arc(source);
+    reader.set_read_ahead(ahead);
+    let mut input = AsyncBufferedInput::with_capacity(WINDOW, reader);
+    let mut buf = vec![0u8; request];
+    let mut sum = 0u64;
+    for _ in 0..len / request {
+        input.read_bytes(&mut buf).await.expect("read");
+        sum += u64::from(buf[0]);
+    }
+    sum
+}
+
+async fn tokio_buf_reader(path: &std::path::Path, request: usize, len: usize) -> u64 {
+    let file = tokio::fs::File::open(path).await.expect("open");
+    let mut input = tokio::io::BufReader::with_capacity(WINDOW, file);
+    let mut buf = vec![0u8; request];
+    let mut sum = 0u64;
+    for _ in 0..len / request {
+        input.read_exact(&mut buf).await.expect("read");
+        sum += u64::from(buf[0]);
+    }
+    sum
+}
+
+fn std_buf_reader(path: &std::path::Path, request: usize, len: usize) -> u64 {
+    let file = std::fs::File::open(path).expect("open");
+    let mut input = std::io::BufReader::with_capacity(WINDOW, file);
+    let mut buf = vec![0u8; request];
+    let mut sum = 0u64;
+    for _ in 0..len / request {
+        input.read_exact(&mut buf).expect("read");
+        sum += u64::from(buf[0]);
+    }
+    sum
+}
+
+fn dd_1mib(path: &std::path::Path) -> u64 {
+    let mut file = std::fs::File::open(path).expect("open");
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = file.read(&mut buf).expect("read");
+        if n == 0 {
+            return total;
+        }
+        total += n as u64;
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let len = file_len();
+    let file = make_file(len);
+    let path = file.path().to_path_buf();
+    let rt = runtime();
+    let source = Arc::new(rt.block_on(FileSource::open(&path)).expect("open"));
+    let ahead = ReadAhead::new(256 << 10, 4);
+
+    for request in [100usize, 64 << 10] {
+        let mut group = c.benchmark_group(format!("local_file/{request}B"));
+        group.sample_size(10);
+        group.warm_up_time(Duration::from_secs(1));
+        group.measurement_time(Duration::from_secs(3));
+        group.throughput(Throughput::Bytes((len / request * request) as u64));
+        group.bench_function(BenchmarkId::new("ours_read_ahead_256KiBx4", request), |b| {
+            b.iter(|| rt.block_on(ours(source.clone(), Some(ahead), request, len)))
+        });
+        for (chunk, depth) in extra_read_ahead() {
+            let id = format!("ours_read_ahead_{}KiBx{depth}", chunk >> 10);
+            group.bench_function(BenchmarkId::new(id, request), |b| {
+                b.iter(|| {
+                    rt.block_on(ours(
+                        source.clone(),
+                        Some(ReadAhead::new(chunk, depth)),
+                        request,
+                        len,
+                    ))
+                })
+            });
+        }
+        group.bench_function(BenchmarkId::new("ours_no_read_ahead", request), |b| {
+            b.iter(|| rt.block_on(ours(source.clone(), None, request, len)))
+        });
+        group.bench_function(BenchmarkId::new("tokio_bufreader_file", request), |b| {
+            b.iter(|| rt.block_on(tokio_buf_reader(&path, request, len)))
+        });
+        group.bench_function(BenchmarkId::new("std_bufreader_file", request), |b| {
+            b.iter(|| std_buf_reader(&path, request, len))
+        });
+        group.bench_function(BenchmarkId::new("std_read_1MiB_dd", request), |b| {
+            b.iter(|| dd_1mib(&path))
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

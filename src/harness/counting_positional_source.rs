@@ -1,0 +1,205 @@
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use bytes::Bytes;
+
+use crate::source::PositionalSource;
+
+/// A [`PositionalSource`] wrapper that counts the requests made to the source: the
+/// positional counterpart of [`CountingSource`](super::CountingSource).
+///
+/// The harness puts it under the [read-ahead reader](super::ReaderKind::BufferedReadAhead)
+/// (between the [`PositionalReader`](crate::source::PositionalReader) and the source), so that
+/// reader's "underlying reads" are the requests that reach the source, read-ahead chunks
+/// included, just as the other readers' are the reads that reach theirs:
+///
+/// - [`requests`](Self::requests): `read_at` requests, counted when the request starts (its
+///   future is first polled), whether it then succeeds, fails, or is abandoned in flight (a
+///   read-ahead chunk discarded by a seek still cost the source a request);
+/// - [`jumps`](Self::jumps): requests that did not start where the previous one ended (the
+///   first is expected at offset 0). A positional source has no cursor to seek, so this is what
+///   a seek would have been: the rewind between passes, a read elsewhere;
+/// - [`bytes`](Self::bytes): bytes the source returned, from requests that completed;
+/// - [`length_requests`](Self::length_requests): `len` calls.
+///
+/// The counts are atomics, since requests run on other tasks while the reader holds the source
+/// behind an `Arc`.
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::harness::CountingPositionalSource;
+/// use async_buffered_input::source::{MemorySource, PositionalSource};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let source = CountingPositionalSource::new(MemorySource::new(vec![1u8; 100]));
+/// source.read_at(0, 10).await?;
+/// source.read_at(10, 10).await?; // continues the previous request
+/// source.read_at(0, 5).await?; // a jump back
+/// source.read_at(95, 10).await?; // a jump; 5 bytes left
+/// assert_eq!(source.requests(), 4);
+/// assert_eq!(source.jumps(), 2);
+/// assert_eq!(source.bytes(), 30);
+/// # Ok(())
+/// # }
+/// ```
+pub struct CountingPositionalSource<S> {
+    inner: S,
+    requests: AtomicU64,
+    jumps: AtomicU64,
+    bytes: AtomicU64,
+    length_requests: AtomicU64,
+    // Where a request continuing the last one would start: the end of the last range asked for
+    // (0 before the first request).
+    next: AtomicU64,
+}
+
+impl<S> CountingPositionalSource<S> {
+    /// Wraps `inner`, with every count at 0.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            requests: AtomicU64::new(0),
+            jumps: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            length_requests: AtomicU64::new(0),
+            next: AtomicU64::new(0),
+        }
+    }
+
+    /// Requests started on the source (`read_at` futures polled at least once), whatever their
+    /// outcome.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Relaxed)
+    }
+
+    /// Requests that did not start where the previous request's range ended (the first is
+    /// expected at 0).
+    pub fn jumps(&self) -> u64 {
+        self.jumps.load(Relaxed)
+    }
+
+    /// Bytes the source returned.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Relaxed)
+    }
+
+    /// `len` requests started on the source.
+    pub fn length_requests(&self) -> u64 {
+        self.length_requests.load(Relaxed)
+    }
+
+    /// The source.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// Unwraps the source.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    // ----- private helpers -----
+
+    /// Books a request for `[offset, offset + len)`.
+    fn count_request(&self, offset: u64, len: usize) {
+        self.requests.fetch_add(1, Relaxed);
+        let expected = self.next.swap(offset.saturating_add(len as u64), Relaxed);
+        if expected != offset {
+            self.jumps.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+impl<S: PositionalSource> PositionalSource for CountingPositionalSource<S> {
+    /// The source's `read_at`, counted when first polled.
+    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
+        async move {
+            self.count_request(offset, len);
+            let read = self.inner.read_at(offset, len).await;
+            if let Ok(bytes) = &read {
+                self.bytes.fetch_add(bytes.len() as u64, Relaxed);
+            }
+            read
+        }
+    }
+
+    /// The source's `len`, counted when first polled.
+    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
+        async move {
+            self.length_requests.fetch_add(1, Relaxed);
+            self.inner.len().await
+        }
+    }
+}
+
+impl<S> fmt::Debug for CountingPositionalSource<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CountingPositionalSource")
+            .field("requests", &self.requests())
+            .field("jumps", &self.jumps())
+            .field("bytes", &self.bytes())
+            .field("length_requests", &self.length_requests())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{MemorySource, PositionalReader, ReadAhead};
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+
+    #[tokio::test]
+    async fn counts_requests_jumps_bytes_errors_and_lengths() {
+        let source = CountingPositionalSource::new(MemorySource::new(vec![7u8; 50]));
+        assert_eq!(source.read_at(40, 20).await.unwrap().len(), 10);
+        assert_eq!(source.read_at(60, 5).await.unwrap().len(), 0);
+        assert_eq!(source.len().await.unwrap(), 50);
+        assert_eq!(
+            (source.requests(), source.jumps(), source.bytes()),
+            (2, 1, 10)
+        );
+        assert_eq!(source.length_requests(), 1);
+        assert_eq!(
+            format!("{source:?}"),
+            "CountingPositionalSource { requests: 2, jumps: 1, bytes: 10, length_requests: 1, .. }"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_future_never_polled_is_not_a_request() {
+        let source = CountingPositionalSource::new(MemorySource::new(vec![7u8; 50]));
+        drop(source.read_at(0, 10));
+        assert_eq!((source.requests(), source.jumps()), (0, 0));
+    }
+
+    #[tokio::test]
+    async fn under_a_read_ahead_reader_it_sees_chunks_not_reads() {
+        let data: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
+        let counted = CountingPositionalSource::new(MemorySource::new(data.clone()));
+        let mut reader = PositionalReader::new(counted).with_read_ahead(ReadAhead::new(1000, 2));
+        let mut got = Vec::new();
+        let mut buf = [0u8; 10];
+        loop {
+            let n = reader.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(got, data);
+        let counted = reader.get_ref();
+        // One plain 10-byte request, then 1000-byte chunks from offset 10 to the end (the last
+        // one short), and whatever was in flight past the end.
+        assert!((11..=13).contains(&counted.requests()), "{counted:?}");
+        assert_eq!(counted.jumps(), 0, "{counted:?}");
+        assert_eq!(counted.bytes(), 10_000, "{counted:?}");
+        reader.seek(std::io::SeekFrom::Start(0)).await.unwrap();
+        reader.read_exact(&mut buf).await.unwrap();
+        assert_eq!(reader.get_ref().jumps(), 1);
+    }
+}

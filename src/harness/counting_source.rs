@@ -1,0 +1,158 @@
+use std::fmt;
+use std::io::{self, SeekFrom};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
+
+/// A source wrapper that counts the operations made on the source: completed reads, seeks
+/// started, and bytes returned.
+///
+/// The harness puts every reader it compares on top of one of these, so "underlying reads" means
+/// the same thing for [`AsyncBufferedInput`](crate::AsyncBufferedInput), tokio's `BufReader` and
+/// the bare source: one `poll_read` on the source that returned `Ready`, including reads that
+/// returned 0 bytes (the end of the source) or an error. A `poll_read` that returned `Pending`
+/// is not counted; the read that later completes is.
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::harness::CountingSource;
+/// use std::io::Cursor;
+/// use tokio::io::{AsyncReadExt, AsyncSeekExt};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let mut source = CountingSource::new(Cursor::new(vec![1u8; 100]));
+/// let mut buf = [0u8; 10];
+/// source.read_exact(&mut buf).await?;
+/// source.seek(std::io::SeekFrom::Start(0)).await?;
+/// assert_eq!((source.reads(), source.seeks(), source.bytes()), (1, 1, 10));
+/// # Ok(())
+/// # }
+/// ```
+pub struct CountingSource<R> {
+    inner: R,
+    reads: u64,
+    seeks: u64,
+    bytes: u64,
+}
+
+impl<R> CountingSource<R> {
+    /// Wraps `inner`, with every count at 0.
+    pub fn new(inner: R) -> Self {
+        Self {
+            inner,
+            reads: 0,
+            seeks: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Completed `poll_read` calls on the source (`Ready`, whatever the outcome).
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    /// Seeks started on the source (`start_seek` calls).
+    pub fn seeks(&self) -> u64 {
+        self.seeks
+    }
+
+    /// Bytes the source returned.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The source.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// The source, mutably. Operations made through it are not counted.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
+    /// Unwraps the source.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for CountingSource<R> {
+    /// Reads from the source and counts the read once it is `Ready`.
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let me = self.get_mut();
+        let before = buf.filled().len();
+        let read = ready!(Pin::new(&mut me.inner).poll_read(cx, buf));
+        me.reads += 1;
+        if read.is_ok() {
+            me.bytes += (buf.filled().len() - before) as u64;
+        }
+        Poll::Ready(read)
+    }
+}
+
+impl<R: AsyncSeek + Unpin> AsyncSeek for CountingSource<R> {
+    /// Starts a seek on the source and counts it (whether or not the source accepts it).
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        let me = self.get_mut();
+        me.seeks += 1;
+        Pin::new(&mut me.inner).start_seek(position)
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        Pin::new(&mut self.get_mut().inner).poll_complete(cx)
+    }
+}
+
+impl<R> fmt::Debug for CountingSource<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CountingSource")
+            .field("reads", &self.reads)
+            .field("seeks", &self.seeks)
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+
+    #[tokio::test]
+    async fn counts_reads_eof_reads_seeks_and_bytes() {
+        let mut source = CountingSource::new(Cursor::new(vec![7u8; 5]));
+        let mut buf = [0u8; 3];
+        assert_eq!(source.read(&mut buf).await.unwrap(), 3);
+        assert_eq!(source.read(&mut buf).await.unwrap(), 2);
+        assert_eq!(source.read(&mut buf).await.unwrap(), 0);
+        assert_eq!(source.seek(SeekFrom::End(-1)).await.unwrap(), 4);
+        assert_eq!((source.reads(), source.seeks(), source.bytes()), (3, 1, 5));
+        source.get_mut().set_position(0);
+        assert_eq!(source.seeks(), 1);
+        assert_eq!(
+            format!("{source:?}"),
+            "CountingSource { reads: 3, seeks: 1, bytes: 5, .. }"
+        );
+    }
+
+    #[tokio::test]
+    async fn pending_reads_are_not_counted() {
+        let mock = tokio_test::io::Builder::new()
+            .wait(std::time::Duration::from_millis(1))
+            .read(b"ab")
+            .build();
+        let mut source = CountingSource::new(mock);
+        let mut buf = [0u8; 2];
+        source.read_exact(&mut buf).await.unwrap();
+        assert_eq!((source.reads(), source.bytes()), (1, 2));
+    }
+}

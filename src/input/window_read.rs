@@ -1,0 +1,91 @@
+//! The future behind the hot reads (`read_byte`, `read_bytes`, the fixed-width and varint
+//! reads): a synchronous fast path on the window, always inlined into the caller, and a
+//! poll-form slow path kept out of line.
+//!
+//! Why not `async fn`: an `async fn`'s state machine is one function holding the fast path and
+//! the whole slow path it awaits (refills, direct reads, error context). It is too big for the
+//! compiler to inline, so every window hit paid for a call into it, the spill of its arguments
+//! into the state machine and a jump on its state: in `benches/decode.rs` `read_vint` was such
+//! a call, about 74 instructions per value. Here a window hit is the few instructions of
+//! [`WindowRead::fast`] at the call site (`#[inline(always)]`), whatever the number of call
+//! sites, and the slow path is one call to a function kept out of line, whose state
+//! ([`WindowRead::Slow`]) is only created when it runs.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::AsyncBufferedInput;
+
+/// One read, split into what the window can serve without I/O and the rest.
+pub(super) trait WindowRead<R> {
+    type Output;
+    /// What the slow path keeps across `Pending`; created when the slow path starts, so that a
+    /// window hit never pays for initializing it.
+    type Slow: Default;
+
+    /// Serves the whole read from the window if it holds it, consuming what it returns; `None`
+    /// (having consumed nothing) when the slow path must run, including for data that is
+    /// malformed: the slow path then finds and reports the error.
+    fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<Self::Output>;
+
+    /// Runs the read through refills and source reads. Called only after `fast` returned `None`,
+    /// with a fresh `slow`, and again after every `Pending` with the `slow` it left.
+    fn poll_slow(
+        &mut self,
+        slow: &mut Self::Slow,
+        input: &mut AsyncBufferedInput<R>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<Self::Output>>;
+}
+
+/// The future of a [`WindowRead`]. Lazy like an `async fn`: nothing happens before the first
+/// poll, and dropping it before it completes consumes nothing.
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub(super) struct ReadFuture<'a, R, Op: WindowRead<R>> {
+    input: &'a mut AsyncBufferedInput<R>,
+    op: Op,
+    /// `None` until the fast path declined.
+    slow: Option<Op::Slow>,
+}
+
+impl<'a, R, Op: WindowRead<R>> ReadFuture<'a, R, Op> {
+    #[inline(always)]
+    pub(super) fn new(input: &'a mut AsyncBufferedInput<R>, op: Op) -> Self {
+        Self {
+            input,
+            op,
+            slow: None,
+        }
+    }
+}
+
+impl<R, Op> Future for ReadFuture<'_, R, Op>
+where
+    Op: WindowRead<R> + Unpin,
+    Op::Slow: Unpin,
+{
+    type Output = io::Result<Op::Output>;
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let me = self.get_mut();
+        if me.slow.is_none() {
+            if let Some(value) = me.op.fast(me.input) {
+                return Poll::Ready(Ok(value));
+            }
+        }
+        poll_slow(&mut me.op, &mut me.slow, me.input, cx)
+    }
+}
+
+#[inline(never)]
+fn poll_slow<R, Op: WindowRead<R>>(
+    op: &mut Op,
+    slow: &mut Option<Op::Slow>,
+    input: &mut AsyncBufferedInput<R>,
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<Op::Output>> {
+    op.poll_slow(slow.get_or_insert_with(Default::default), input, cx)
+}

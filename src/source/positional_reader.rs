@@ -1,0 +1,545 @@
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::io::{self, SeekFrom};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+use bytes::{Buf, Bytes};
+use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
+use tokio::task::JoinHandle;
+
+use super::{PositionalSource, ReadAhead};
+
+/// An [`AsyncRead`] + [`AsyncSeek`] adapter over a [`PositionalSource`], so that an
+/// [`AsyncBufferedInput`](crate::AsyncBufferedInput) can read it: the reader keeps its own
+/// cursor and turns each read into a positional request.
+///
+/// - **Seeks are free**: `start_seek` only moves the cursor (`SeekFrom::End` asks the source's
+///   length once, then caches it). Requests in flight are kept until a read shows they are not
+///   needed.
+/// - **Without read-ahead** a read is one request for as many bytes as the caller's buffer has
+///   room for (at most 16 MiB), and at most one request is in flight. If the read's future is
+///   dropped and the same read comes again, the request in flight is reused.
+/// - **With [`ReadAhead`]**, once a read starts where the previous one ended, the reader requests
+///   the following chunks before they are asked for, keeping at most `depth` chunks requested or
+///   received and unconsumed. Reads are served from the chunks as they arrive, with one copy into
+///   the caller's buffer (for an `AsyncBufferedInput`, its window). A read anywhere the chunks
+///   do not cover discards them (cancelling those still in flight) and starts over with a plain
+///   request; read-ahead resumes when reads are sequential again.
+///
+/// Requests that do not complete at once are spawned on the tokio runtime, so they progress
+/// while the consumer is busy elsewhere; dropping the reader (or discarding the chunks) aborts
+/// them. Reading therefore needs a tokio runtime, unless the source answers at once (like
+/// [`MemorySource`](super::MemorySource)).
+///
+/// A reader can also be a *view* of part of its source (see
+/// [`AsyncBufferedInput::slice`](crate::AsyncBufferedInput::slice)): its offsets then start at
+/// the view's start and it ends at the view's end.
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::source::{MemorySource, PositionalReader, ReadAhead};
+/// use async_buffered_input::AsyncBufferedInput;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let data: Vec<u8> = (0..100u8).collect();
+/// let reader = PositionalReader::new(MemorySource::new(data)).with_read_ahead(ReadAhead::new(32, 2));
+/// let mut input = AsyncBufferedInput::with_capacity(8, reader);
+/// let mut buf = [0u8; 20];
+/// input.read_bytes(&mut buf).await?;
+/// assert_eq!(buf[19], 19);
+/// assert_eq!(input.length().await?, 100);
+/// # Ok(())
+/// # }
+/// ```
+pub struct PositionalReader<S> {
+    source: Arc<S>,
+    // The view: source bytes `[base, base + slice_len)` for a slice, `[base, end of source)`
+    // otherwise. Every other offset in this struct is relative to the view.
+    base: u64,
+    slice_len: Option<u64>,
+    // The view's length once known: always for a slice; for a whole source after a
+    // `SeekFrom::End` or a request that came back short.
+    length: Option<u64>,
+    pos: u64,
+    read_ahead: Option<ReadAhead>,
+    // Where a read continuing the last one would start (`None` before the first read).
+    next_sequential: Option<u64>,
+    // Bytes received and not handed out yet: the view's `[ready_at, ready_at + ready.len())`.
+    // Empty (and holding no allocation) when there are none.
+    ready: Bytes,
+    ready_at: u64,
+    // Requests in flight, in offset order and contiguous (each starts where the previous one
+    // ends), and after `ready`. Invariants (`debug_assert_invariants`):
+    // - reading ahead (`ahead_at` is `Some`): `requests.len() + (ready held) <= depth`, and
+    //   `ahead_at` is where the last request ends;
+    // - otherwise at most one (plain) request.
+    requests: VecDeque<Request<Bytes>>,
+    ahead_at: Option<u64>,
+    // The source's length, asked for a `SeekFrom::End` while it was unknown.
+    length_request: Option<Request<u64>>,
+    pending_end_seek: Option<i64>,
+}
+
+/// The most a plain request asks for, whatever the caller's buffer.
+const MAX_PLAIN_REQUEST: usize = 16 << 20;
+
+impl<S: PositionalSource> PositionalReader<S> {
+    /// A reader over `source`, at offset 0, without read-ahead.
+    pub fn new(source: S) -> Self {
+        Self::from_arc(Arc::new(source))
+    }
+
+    /// A reader over a shared source, at offset 0, without read-ahead.
+    pub fn from_arc(source: Arc<S>) -> Self {
+        Self::view(source, 0, None, None)
+    }
+
+    /// Turns on read-ahead with `read_ahead` (builder style).
+    #[must_use]
+    pub fn with_read_ahead(mut self, read_ahead: ReadAhead) -> Self {
+        self.set_read_ahead(Some(read_ahead));
+        self
+    }
+
+    /// Changes the read-ahead (`None`: off). Chunks already requested are discarded.
+    pub fn set_read_ahead(&mut self, read_ahead: Option<ReadAhead>) {
+        self.discard_requests();
+        self.read_ahead = read_ahead;
+    }
+
+    fn view(source: Arc<S>, base: u64, slice_len: Option<u64>, length: Option<u64>) -> Self {
+        Self {
+            source,
+            base,
+            slice_len,
+            length: slice_len.or(length),
+            pos: 0,
+            read_ahead: None,
+            next_sequential: None,
+            ready: Bytes::new(),
+            ready_at: 0,
+            requests: VecDeque::new(),
+            ahead_at: None,
+            length_request: None,
+            pending_end_seek: None,
+        }
+    }
+
+    /// A reader of the view's `[offset, offset + len)`, with the same read-ahead, at its offset
+    /// 0. The caller has checked the range against the view's length.
+    pub(crate) fn slice_unchecked(&self, offset: u64, len: u64) -> Self {
+        let mut reader = Self::view(
+            Arc::clone(&self.source),
+            self.base.saturating_add(offset),
+            Some(len),
+            None,
+        );
+        reader.read_ahead = self.read_ahead;
+        reader
+    }
+
+    /// The view's length: cached, or asked of the source (not cached: `&self`).
+    pub(crate) async fn view_length(&self) -> io::Result<u64> {
+        match self.length {
+            Some(length) => Ok(length),
+            None => Ok(self.source.len().await?.saturating_sub(self.base)),
+        }
+    }
+
+    // ----- accessors -----
+
+    /// The source.
+    pub fn get_ref(&self) -> &S {
+        &self.source
+    }
+
+    /// The source, shared: clone it to make more readers over the same source.
+    pub fn source(&self) -> &Arc<S> {
+        &self.source
+    }
+
+    /// The read-ahead configuration, if on.
+    pub fn read_ahead(&self) -> Option<ReadAhead> {
+        self.read_ahead
+    }
+
+    /// The cursor: where the next read starts, relative to the view.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// Where the view starts in the source (0 unless the reader is a slice).
+    pub fn source_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The view's length if it is a slice, `None` if it reads to the end of the source.
+    pub fn slice_len(&self) -> Option<u64> {
+        self.slice_len
+    }
+
+    /// How many requests are in flight or completed and not yet consumed (read-ahead chunks or
+    /// one plain request).
+    pub fn requests_in_flight(&self) -> usize {
+        self.requests.len()
+    }
+
+    /// How many bytes the reader holds, received and not yet handed out.
+    pub fn bytes_held(&self) -> usize {
+        self.ready.len()
+    }
+
+    // ----- private helpers -----
+
+    fn debug_assert_invariants(&self) {
+        let mut expected = self.requests.front().map(|r| r.at);
+        for r in &self.requests {
+            debug_assert_eq!(Some(r.at), expected, "requests are not contiguous");
+            expected = r.at.checked_add(r.len as u64);
+        }
+        match (self.ahead_at, self.read_ahead) {
+            (Some(ahead_at), Some(read_ahead)) => {
+                let held = usize::from(!self.ready.is_empty());
+                debug_assert!(
+                    self.requests.len() + held <= read_ahead.depth(),
+                    "{} chunks in flight + {held} held > depth {}",
+                    self.requests.len(),
+                    read_ahead.depth()
+                );
+                if let Some(back) = self.requests.back() {
+                    debug_assert_eq!(back.at + back.len as u64, ahead_at);
+                }
+            }
+            (Some(_), None) => debug_assert!(false, "reading ahead with read-ahead off"),
+            (None, _) => debug_assert!(self.requests.len() <= 1, "more than one plain request"),
+        }
+    }
+
+    /// The held bytes from `at` on, if `ready` holds any there.
+    fn ready_from(&self, at: u64) -> Option<&[u8]> {
+        let skip = at.checked_sub(self.ready_at)?;
+        if skip < self.ready.len() as u64 {
+            Some(&self.ready[skip as usize..])
+        } else {
+            None
+        }
+    }
+
+    /// Drops the held bytes up to `at + n` (`at` is inside them).
+    fn consume_ready(&mut self, at: u64, n: usize) {
+        let used = (at - self.ready_at) as usize + n;
+        if used >= self.ready.len() {
+            self.ready = Bytes::new(); // release the chunk
+        } else {
+            self.ready.advance(used);
+        }
+        self.ready_at = at + n as u64;
+    }
+
+    fn discard_requests(&mut self) {
+        self.requests.clear(); // aborts spawned requests
+        self.ahead_at = None;
+        self.ready = Bytes::new();
+    }
+
+    /// Keeps only the requests that serve `at` and what follows it; if none does, discards all.
+    fn retarget(&mut self, at: u64) {
+        self.ready = Bytes::new();
+        while self.requests.front().is_some_and(|r| r.end() <= at) {
+            self.requests.pop_front();
+        }
+        if self.requests.front().is_some_and(|r| r.at > at) {
+            self.requests.clear();
+        }
+        if self.requests.is_empty() {
+            self.ahead_at = None;
+        }
+    }
+
+    /// Starts a request for the view's `[at, at + len)`.
+    fn request(&self, cx: &mut Context<'_>, at: u64, len: usize) -> Request<Bytes> {
+        let source = Arc::clone(&self.source);
+        let offset = self.base.saturating_add(at);
+        Request::start(
+            cx,
+            at,
+            len,
+            async move { source.read_at(offset, len).await },
+        )
+    }
+
+    /// Requests read-ahead chunks until `depth` are requested or held, or the view's end.
+    fn top_up(&mut self, cx: &mut Context<'_>) {
+        let (Some(read_ahead), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
+            return;
+        };
+        let held = usize::from(!self.ready.is_empty());
+        while self.requests.len() + held < read_ahead.depth() {
+            let mut len = read_ahead.chunk_size();
+            if let Some(length) = self.length {
+                let left = length.saturating_sub(next);
+                if left == 0 {
+                    break;
+                }
+                len = len.min(usize::try_from(left).unwrap_or(usize::MAX));
+            }
+            let Some(end) = next.checked_add(len as u64) else {
+                break;
+            };
+            let request = self.request(cx, next, len);
+            tracing::trace!(at = next, len, "read-ahead request");
+            self.requests.push_back(request);
+            next = end;
+        }
+        self.ahead_at = Some(next);
+    }
+
+    fn poll_read_inner(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        loop {
+            let at = self.pos;
+            if self.length.is_some_and(|length| at >= length) {
+                return Poll::Ready(Ok(())); // the end: read nothing
+            }
+            if let Some(held) = self.ready_from(at) {
+                let n = held.len().min(buf.remaining());
+                buf.put_slice(&held[..n]);
+                self.consume_ready(at, n);
+                self.pos = at + n as u64;
+                self.next_sequential = Some(self.pos);
+                self.top_up(cx);
+                self.debug_assert_invariants();
+                return Poll::Ready(Ok(()));
+            }
+            self.retarget(at);
+            if self.requests.is_empty() {
+                if self.read_ahead.is_some() && self.next_sequential == Some(at) {
+                    self.ahead_at = Some(at);
+                    self.top_up(cx);
+                } else {
+                    let mut len = buf.remaining().min(MAX_PLAIN_REQUEST);
+                    if let Some(length) = self.length {
+                        len = len.min(usize::try_from(length - at).unwrap_or(usize::MAX));
+                    }
+                    let request = self.request(cx, at, len);
+                    self.requests.push_back(request);
+                }
+            }
+            self.debug_assert_invariants();
+            let Some(front) = self.requests.front_mut() else {
+                return Poll::Ready(Ok(())); // nothing left to request: the end
+            };
+            let result = ready!(front.poll(cx));
+            let Some(done) = self.requests.pop_front() else {
+                return Poll::Ready(Ok(()));
+            };
+            match result {
+                Ok(bytes) => {
+                    let end = done.at + bytes.len() as u64;
+                    if bytes.len() < done.len {
+                        // The source ends inside this request: later ones are past the end.
+                        // (An empty answer only says the end is at or before `done.at`.)
+                        if !bytes.is_empty() {
+                            self.length = Some(end);
+                        }
+                        self.requests.clear();
+                        self.ahead_at = None;
+                    }
+                    if end <= at {
+                        return Poll::Ready(Ok(())); // the end: read nothing
+                    }
+                    self.ready = bytes;
+                    self.ready_at = done.at;
+                }
+                Err(e) => {
+                    self.discard_requests();
+                    return Poll::Ready(Err(e));
+                }
+            }
+        }
+    }
+
+    fn poll_view_length(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        if let Some(length) = self.length {
+            return Poll::Ready(Ok(length));
+        }
+        let request = match &mut self.length_request {
+            Some(request) => request,
+            None => {
+                let source = Arc::clone(&self.source);
+                let request = Request::start(cx, 0, 0, async move { source.len().await });
+                self.length_request.insert(request)
+            }
+        };
+        let result = ready!(request.poll(cx));
+        self.length_request = None;
+        let length = result?.saturating_sub(self.base);
+        self.length = Some(length);
+        Poll::Ready(Ok(length))
+    }
+
+    fn seek_target(&self, base: u64, offset: i64) -> io::Result<u64> {
+        base.checked_add_signed(offset).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("seek to {offset} from {base} is outside 0..=u64::MAX"),
+            )
+        })
+    }
+}
+
+impl<S: PositionalSource> Clone for PositionalReader<S> {
+    /// A reader of the same view of the same source, at the same position, with the same
+    /// read-ahead, but none of this one's requests or held bytes.
+    fn clone(&self) -> Self {
+        let mut reader = Self::view(
+            Arc::clone(&self.source),
+            self.base,
+            self.slice_len,
+            self.length,
+        );
+        reader.pos = self.pos;
+        reader.read_ahead = self.read_ahead;
+        reader
+    }
+}
+
+impl<S: PositionalSource> AsyncRead for PositionalReader<S> {
+    /// Reads at the cursor: from held read-ahead bytes if there are some, otherwise from the
+    /// request serving the cursor, started if needed. Returns fewer bytes than `buf` has room
+    /// for when a chunk or request ends first; none at the end of the view.
+    ///
+    /// Cancel safe: dropping the read leaves requests in flight, and the next read at the same
+    /// offset picks them up.
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.get_mut().poll_read_inner(cx, buf)
+    }
+}
+
+impl<S: PositionalSource> AsyncSeek for PositionalReader<S> {
+    /// Moves the cursor, without I/O for `Start` and `Current`. `End` needs the view's length:
+    /// if it is not known yet, `poll_complete` asks the source once. A target before 0 or past
+    /// `u64::MAX` is `InvalidInput` and changes nothing. Requests in flight are not touched: the
+    /// next read decides whether they are still useful.
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        let me = self.get_mut();
+        me.pending_end_seek = None;
+        match position {
+            SeekFrom::Start(target) => me.pos = target,
+            SeekFrom::Current(offset) => me.pos = me.seek_target(me.pos, offset)?,
+            SeekFrom::End(offset) => match me.length {
+                Some(length) => me.pos = me.seek_target(length, offset)?,
+                None => me.pending_end_seek = Some(offset),
+            },
+        }
+        Ok(())
+    }
+
+    /// Returns the cursor once the last `start_seek` took effect.
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let me = self.get_mut();
+        if let Some(offset) = me.pending_end_seek {
+            let length = ready!(me.poll_view_length(cx))?;
+            me.pending_end_seek = None;
+            me.pos = me.seek_target(length, offset)?;
+        }
+        Poll::Ready(Ok(me.pos))
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for PositionalReader<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PositionalReader")
+            .field("source", &self.source)
+            .field("source_offset", &self.base)
+            .field("slice_len", &self.slice_len)
+            .field("length", &self.length)
+            .field("position", &self.pos)
+            .field("read_ahead", &self.read_ahead)
+            .field(
+                "held",
+                &(self.ready_at..self.ready_at + self.ready.len() as u64),
+            )
+            .field("requests_in_flight", &self.requests.len())
+            .finish()
+    }
+}
+
+/// One request to the source for the view's `[at, at + len)`: already answered, or running as
+/// a task that is aborted when the request is dropped.
+struct Request<T> {
+    at: u64,
+    len: usize,
+    fetch: Fetch<T>,
+}
+
+enum Fetch<T> {
+    Done(Option<io::Result<T>>),
+    Running(JoinHandle<io::Result<T>>),
+}
+
+impl<T: Send + 'static> Request<T> {
+    /// Polls `future` once; if it is not done, spawns it on the current runtime so it
+    /// progresses on its own.
+    fn start<F>(cx: &mut Context<'_>, at: u64, len: usize, future: F) -> Self
+    where
+        F: Future<Output = io::Result<T>> + Send + 'static,
+    {
+        let mut future = Box::pin(future);
+        let fetch = match future.as_mut().poll(cx) {
+            Poll::Ready(result) => Fetch::Done(Some(result)),
+            Poll::Pending => match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => Fetch::Running(runtime.spawn(future)),
+                Err(_) => Fetch::Done(Some(Err(io::Error::other(format!(
+                    "PositionalReader: the request for {len} bytes at offset {at} is pending \
+                     and needs a tokio runtime to run on"
+                ))))),
+            },
+        };
+        Self { at, len, fetch }
+    }
+
+    fn end(&self) -> u64 {
+        self.at.saturating_add(self.len as u64)
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        match &mut self.fetch {
+            Fetch::Done(result) => Poll::Ready(result.take().unwrap_or_else(|| {
+                Err(io::Error::other(
+                    "PositionalReader: request polled after it completed",
+                ))
+            })),
+            Fetch::Running(handle) => Poll::Ready(match ready!(Pin::new(handle).poll(cx)) {
+                Ok(result) => result,
+                Err(join) => Err(io::Error::other(format!(
+                    "PositionalReader: the request for {} bytes at offset {} failed: {join}",
+                    self.len, self.at
+                ))),
+            }),
+        }
+    }
+}
+
+impl<T> Drop for Request<T> {
+    fn drop(&mut self) {
+        if let Fetch::Running(handle) = &self.fetch {
+            handle.abort();
+        }
+    }
+}

@@ -1,0 +1,33 @@
+use std::future::Future;
+use std::io;
+
+use bytes::Bytes;
+
+/// A source that serves byte ranges independently, with no cursor: local files, memory, object
+/// stores.
+///
+/// Because a request names its own offset, one source can be shared (behind an
+/// [`Arc`](std::sync::Arc)) by many readers, and several requests can be in flight at once:
+/// that is what [`PositionalReader`](super::PositionalReader)'s read-ahead and the clones and
+/// slices of an [`AsyncBufferedInput`](crate::AsyncBufferedInput) build on.
+///
+/// # Implementing
+///
+/// - [`read_at`](Self::read_at) returns exactly `len` bytes unless the source ends first; a
+///   source whose underlying reads come back short continues them itself. At or past the end it
+///   returns an empty [`Bytes`], not an error.
+/// - Errors should say what was asked (offset, length) and of what (path, URL), and keep the
+///   underlying [`io::ErrorKind`].
+/// - The futures must be `Send`; they may be dropped before they complete (a seek elsewhere
+///   discards read-ahead), so they must not leave shared state inconsistent when dropped.
+#[allow(clippy::len_without_is_empty)] // `len` is a future; an `is_empty` would be one more request
+pub trait PositionalSource: Send + Sync + 'static {
+    /// Reads up to `len` bytes at `offset`.
+    ///
+    /// Returns fewer than `len` bytes only when the source ends first, and an empty `Bytes` at or
+    /// past the end.
+    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send;
+
+    /// The source's length in bytes.
+    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send;
+}

@@ -1,0 +1,304 @@
+//! Cancellation: a read/length/seek future is polled until it is `Pending` on the source, then
+//! dropped. The next operation must return exactly what the dropped one would have, at the same
+//! position, whatever state the source was left in (a refill or direct read partly done, a seek
+//! still in flight).
+//!
+//! `Gated` (see common) behaves like `tokio::fs::File` with respect to in-flight seeks:
+//! `start_seek` while a seek is in flight fails, so the input must finish (`poll_complete`) an
+//! abandoned seek before starting another one.
+
+mod common;
+
+use std::io::SeekFrom;
+use std::sync::atomic::Ordering;
+
+use async_buffered_input::AsyncBufferedInput;
+use common::*;
+use tokio::io::AsyncSeekExt;
+use tokio_test::task::spawn;
+
+type Input = AsyncBufferedInput<Gated>;
+
+fn gated(data: &[u8], cap: usize, max_read: usize) -> (Input, std::sync::Arc<GateCtl>) {
+    let (src, ctl) = Gated::new(data.to_vec(), max_read);
+    (AsyncBufferedInput::with_capacity(cap, src), ctl)
+}
+
+async fn read_ok(input: &mut Input, data: &[u8], n: usize, ctx: &str) {
+    let p = input.position() as usize;
+    let mut buf = vec![0u8; n];
+    input
+        .read_bytes(&mut buf)
+        .await
+        .unwrap_or_else(|e| panic!("{ctx}: read_bytes({n}) at {p}: {e:?}"));
+    assert_bytes(&buf, &data[p..p + n], p as u64, ctx);
+    check_window(input, data, (p + n) as u64, ctx);
+}
+
+/// Polls `read_bytes(n)` until it is stuck on the source, then drops it.
+fn cancel_read_bytes(input: &mut Input, n: usize, ctx: &str) {
+    let mut buf = vec![0u8; n];
+    let mut fut = spawn(input.read_bytes(&mut buf));
+    assert!(
+        fut.poll_until_idle().is_pending(),
+        "{ctx}: read_bytes({n}) should be stuck on the gated source"
+    );
+}
+
+#[tokio::test]
+async fn cancel_read_bytes_during_window_refill() {
+    let data = pattern_vec(1000);
+    // budget 0: nothing arrives; budget 5: part of the refill arrives before the gate closes.
+    for budget in [0u64, 5] {
+        let ctx = format!("budget {budget}");
+        let (mut input, ctl) = gated(&data, 64, 13);
+        read_ok(&mut input, &data, 10, &ctx).await;
+        read_ok(&mut input, &data, 50, &ctx).await;
+        ctl.set_read_budget(budget);
+        cancel_read_bytes(&mut input, 30, &ctx);
+        check_window(&input, &data, 60, &format!("{ctx}: after cancelled refill"));
+        ctl.open_reads();
+        read_ok(&mut input, &data, 30, &format!("{ctx}: after cancel")).await;
+        read_ok(&mut input, &data, 500, &format!("{ctx}: more")).await;
+        assert_eq!(input.read_byte().await.unwrap(), data[590]);
+    }
+}
+
+#[tokio::test]
+async fn cancel_read_byte_during_window_refill() {
+    let data = pattern_vec(1000);
+    // Budget 0 only: any byte that arrives would complete `read_byte`.
+    for budget in [0u64] {
+        let ctx = format!("budget {budget}");
+        let (mut input, ctl) = gated(&data, 64, 13);
+        read_ok(&mut input, &data, 64, &ctx).await;
+        ctl.set_read_budget(budget);
+        {
+            let mut fut = spawn(input.read_byte());
+            assert!(fut.poll_until_idle().is_pending(), "{ctx}");
+        }
+        check_window(&input, &data, 64, &ctx);
+        ctl.open_reads();
+        assert_eq!(input.read_byte().await.unwrap(), data[64], "{ctx}");
+        assert_eq!(input.read_byte().await.unwrap(), data[65], "{ctx}");
+        read_ok(&mut input, &data, 100, &ctx).await;
+    }
+}
+
+#[tokio::test]
+async fn cancel_read_bytes_owned_during_window_refill() {
+    let data = pattern_vec(1000);
+    for budget in [0u64, 7] {
+        let ctx = format!("budget {budget}");
+        let (mut input, ctl) = gated(&data, 64, 13);
+        read_ok(&mut input, &data, 40, &ctx).await;
+        ctl.set_read_budget(budget);
+        {
+            let mut fut = spawn(input.read_bytes_owned(30));
+            assert!(fut.poll_until_idle().is_pending(), "{ctx}");
+        }
+        check_window(&input, &data, 40, &ctx);
+        ctl.open_reads();
+        let b = input.read_bytes_owned(30).await.unwrap();
+        assert_bytes(&b, &data[40..70], 40, &ctx);
+        check_window(&input, &data, 70, &ctx);
+    }
+}
+
+/// A direct (>= capacity) read cancelled after part of the data arrived into the caller's
+/// buffer (short reads of at most 13 bytes, budget of 100 bytes).
+#[tokio::test]
+async fn cancel_direct_read_after_partial_data() {
+    let data = pattern_vec(5000);
+    for budget in [0u64, 1, 100] {
+        let ctx = format!("budget {budget}");
+        let (mut input, ctl) = gated(&data, 64, 13);
+        read_ok(&mut input, &data, 10, &ctx).await;
+        let reads_before = ctl.reads.load(Ordering::SeqCst);
+        ctl.set_read_budget(budget);
+        cancel_read_bytes(&mut input, 500, &ctx);
+        if budget == 100 {
+            assert!(
+                ctl.reads.load(Ordering::SeqCst) >= reads_before + 8,
+                "{ctx}: the direct read should have received 100 bytes in short reads"
+            );
+        }
+        check_window(
+            &input,
+            &data,
+            10,
+            &format!("{ctx}: after cancelled direct read"),
+        );
+        ctl.open_reads();
+        read_ok(&mut input, &data, 500, &format!("{ctx}: after cancel")).await;
+        assert_eq!(input.read_byte().await.unwrap(), data[510], "{ctx}");
+        read_ok(&mut input, &data, 64, &ctx).await;
+    }
+}
+
+/// Cancel the same direct read twice in a row, at different progress points.
+#[tokio::test]
+async fn cancel_direct_read_repeatedly() {
+    let data = pattern_vec(5000);
+    let (mut input, ctl) = gated(&data, 64, 13);
+    input.seek_to(1234);
+    for budget in [50u64, 200, 0, 777] {
+        ctl.set_read_budget(budget);
+        cancel_read_bytes(&mut input, 1000, &format!("budget {budget}"));
+        check_window(&input, &data, 1234, &format!("budget {budget}"));
+    }
+    ctl.open_reads();
+    read_ok(&mut input, &data, 1000, "after repeated cancels").await;
+}
+
+/// The initial seek (to 0) is pending when the read is dropped.
+#[tokio::test]
+async fn cancel_during_initial_seek() {
+    let data = pattern_vec(1000);
+    let (mut input, ctl) = gated(&data, 64, 1000);
+    ctl.close_seeks();
+    cancel_read_bytes(&mut input, 10, "initial seek");
+    check_window(&input, &data, 0, "after cancelled initial seek");
+    ctl.open_seeks();
+    read_ok(&mut input, &data, 10, "after cancel").await;
+    read_ok(&mut input, &data, 100, "more").await;
+}
+
+/// A seek outside the window is pending when the read is dropped; then the caller reads at the
+/// same position, or moves elsewhere first.
+#[tokio::test]
+async fn cancel_during_pending_seek() {
+    let data = pattern_vec(3000);
+    for then_elsewhere in [false, true] {
+        let ctx = format!("then_elsewhere {then_elsewhere}");
+        let (mut input, ctl) = gated(&data, 64, 1000);
+        read_ok(&mut input, &data, 10, &ctx).await;
+        input.seek_to(700);
+        ctl.close_seeks();
+        {
+            let mut fut = spawn(input.read_byte());
+            assert!(
+                fut.poll_until_idle().is_pending(),
+                "{ctx}: seek should pend"
+            );
+        }
+        check_window(&input, &data, 700, &ctx);
+        {
+            // A second cancellation while the first seek is still in flight.
+            let mut fut = spawn(input.read_bytes_owned(100));
+            assert!(fut.poll_until_idle().is_pending(), "{ctx}: still pending");
+        }
+        check_window(&input, &data, 700, &ctx);
+        ctl.open_seeks();
+        if then_elsewhere {
+            input.seek_to(100);
+            read_ok(&mut input, &data, 100, &ctx).await;
+            input.seek_to(2000);
+            read_ok(&mut input, &data, 300, &ctx).await;
+        } else {
+            assert_eq!(input.read_byte().await.unwrap(), data[700], "{ctx}");
+            read_ok(&mut input, &data, 300, &ctx).await;
+        }
+        // The window from the start is gone or intact, but never wrong.
+        input.seek_to(5);
+        read_ok(&mut input, &data, 5, &ctx).await;
+    }
+}
+
+/// `length()` dropped while its `End(0)` seek is in flight: the next `length()` works, and so
+/// does the next read (the abandoned seek moves the source's cursor to the end).
+#[tokio::test]
+async fn cancel_length() {
+    let data = pattern_vec(2000);
+    for read_first in [false, true] {
+        let ctx = format!("read_first {read_first}");
+        let (mut input, ctl) = gated(&data, 64, 1000);
+        read_ok(&mut input, &data, 10, &ctx).await;
+        ctl.close_seeks();
+        {
+            let mut fut = spawn(input.length());
+            assert!(fut.poll_until_idle().is_pending(), "{ctx}");
+        }
+        check_window(&input, &data, 10, &ctx);
+        ctl.open_seeks();
+        if read_first {
+            // Out of the window: the source must be positioned again.
+            read_ok(&mut input, &data, 100, &ctx).await;
+            assert_eq!(input.length().await.unwrap(), 2000, "{ctx}");
+        } else {
+            assert_eq!(input.length().await.unwrap(), 2000, "{ctx}");
+            read_ok(&mut input, &data, 100, &ctx).await;
+        }
+        read_ok(&mut input, &data, 1000, &ctx).await;
+    }
+}
+
+/// `AsyncSeekExt::seek(End)` dropped while the length is being fetched.
+#[tokio::test]
+async fn cancel_async_seek_end() {
+    let data = pattern_vec(2000);
+    let (mut input, ctl) = gated(&data, 64, 1000);
+    read_ok(&mut input, &data, 10, "first").await;
+    ctl.close_seeks();
+    {
+        let mut fut = spawn(input.seek(SeekFrom::End(-100)));
+        assert!(fut.poll_until_idle().is_pending());
+    }
+    check_window(&input, &data, 10, "after cancelled End seek");
+    ctl.open_seeks();
+    read_ok(&mut input, &data, 20, "in window").await;
+    assert_eq!(input.seek(SeekFrom::End(-100)).await.unwrap(), 1900);
+    read_ok(&mut input, &data, 100, "tail").await;
+}
+
+/// With a real `tokio::fs::File` (whose operations run on the blocking pool, so the first poll
+/// of a read or seek is normally `Pending`): drop a read after its first poll, then seek and
+/// read elsewhere. tokio's File refuses `start_seek` while an operation is in flight, so this
+/// fails unless the input completes abandoned operations first.
+#[tokio::test]
+async fn cancel_on_tokio_file_then_seek_elsewhere() {
+    let data = pattern_vec(100_000);
+    let mut input = AsyncBufferedInput::with_capacity(4096, temp_tokio_file(data.clone()));
+    let mut pending_seen = 0;
+    let mut rng = Rng::new(1);
+    for round in 0..20 {
+        let ctx = format!("round {round}");
+        let p = rng.below(90_000);
+        input.seek_to(p);
+        let n = [10usize, 5000, 4096, 1][round % 4];
+        {
+            let mut buf = vec![0u8; n];
+            let mut fut = spawn(input.read_bytes(&mut buf));
+            match fut.poll() {
+                std::task::Poll::Pending => pending_seen += 1,
+                std::task::Poll::Ready(r) => {
+                    r.unwrap_or_else(|e| panic!("{ctx}: {e:?}"));
+                    drop(fut);
+                    assert_bytes(&buf, &data[p as usize..p as usize + n], p, &ctx);
+                    input.seek_to(p);
+                }
+            }
+        }
+        assert_eq!(input.position(), p, "{ctx}");
+        // Elsewhere (out of any window), then back.
+        let q = (p + 50_000) % 95_000;
+        input.seek_to(q);
+        let mut buf = vec![0u8; 300];
+        input
+            .read_bytes(&mut buf)
+            .await
+            .unwrap_or_else(|e| panic!("{ctx}: read at {q} after a cancelled read: {e:?}"));
+        assert_bytes(&buf, &data[q as usize..q as usize + 300], q, &ctx);
+        input.seek_to(p);
+        let mut buf = vec![0u8; n];
+        input
+            .read_bytes(&mut buf)
+            .await
+            .unwrap_or_else(|e| panic!("{ctx}: read at {p}: {e:?}"));
+        assert_bytes(&buf, &data[p as usize..p as usize + n], p, &ctx);
+    }
+    assert!(
+        pending_seen > 0,
+        "tokio::fs::File never returned Pending; test not exercised"
+    );
+}

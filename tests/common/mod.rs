@@ -1,0 +1,1473 @@
+//! Shared helpers for the integration tests of `async_buffered_input`.
+//!
+//! Every test binary (`tests/*.rs`) includes this module with `mod common;` and uses only a
+//! subset of it, hence the module-wide `dead_code` allowance.
+//!
+//! Contents:
+//! * [`pattern`] / [`pattern_vec`]: deterministic, non-periodic synthetic file content.
+//! * [`Rng`]: a tiny deterministic PRNG (splitmix64) for reproducible "random" sweeps.
+//! * [`Counting`]: wraps any `AsyncRead + AsyncSeek` and counts what the input asks of it.
+//! * [`Hostile`]: an in-memory source that short-reads, returns `Pending`, and injects one read
+//!   error and/or one seek error, all deterministically.
+//! * [`Gated`]: an in-memory source whose reads and seeks stay `Pending` until the test releases
+//!   them (for cancellation tests).
+//! * [`temp_tokio_file`]: a real `tokio::fs::File` over given bytes.
+//! * [`Checked`]: drives an `AsyncBufferedInput` next to a trivial model (`Vec<u8>` + position) and
+//!   checks bytes, errors, `position()`, `buffer()` and `window()` after every call.
+//! * [`conformance`] / [`conformance_with_capacity`] / `conformance_tests!`: the generic
+//!   conformance sweep, runnable against any source constructor.
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::io::{self, ErrorKind, SeekFrom};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+use async_buffered_input::{AsyncBufferedInput, InputError};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, ReadBuf};
+
+// ---------------------------------------------------------------------------------------------
+// Synthetic content
+// ---------------------------------------------------------------------------------------------
+
+/// The byte stored at file offset `n`: the low byte of splitmix64(n). Not periodic at any small
+/// power of two, so reading from a wrong offset (off by one, off by a window) is always caught
+/// within a few bytes.
+pub fn pattern(n: u64) -> u8 {
+    let mut x = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (x ^ (x >> 31)) as u8
+}
+
+/// `len` bytes of [`pattern`], starting at offset 0.
+pub fn pattern_vec(len: usize) -> Vec<u8> {
+    (0..len as u64).map(pattern).collect()
+}
+
+/// Small deterministic PRNG (splitmix64).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform-ish in `0..n` (0 when `n == 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
+    }
+}
+
+/// Compares `actual` with `expected` (the file bytes starting at `offset`) and panics with the
+/// first differing file offset instead of dumping megabytes of bytes.
+#[track_caller]
+pub fn assert_bytes(actual: &[u8], expected: &[u8], offset: u64, ctx: &str) {
+    if actual == expected {
+        return;
+    }
+    if let Some(i) = actual.iter().zip(expected).position(|(a, b)| a != b) {
+        panic!(
+            "{ctx}: byte mismatch at file offset {} (index {i}): got {:#04x}, expected {:#04x} \
+             (lengths: got {}, expected {})",
+            offset + i as u64,
+            actual[i],
+            expected[i],
+            actual.len(),
+            expected.len()
+        );
+    }
+    panic!(
+        "{ctx}: length mismatch at file offset {offset}: got {} bytes, expected {}",
+        actual.len(),
+        expected.len()
+    );
+}
+
+/// True when the error carries the crate's `InputError` payload (API.md: "payload inside
+/// io::Error, via get_ref().downcast_ref").
+pub fn has_input_error_payload(e: &io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<InputError>())
+        .is_some()
+}
+
+/// Asserts that the error's message contains `n` written in decimal.
+#[track_caller]
+pub fn assert_msg_mentions(e: &io::Error, n: u64, what: &str, ctx: &str) {
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&n.to_string()),
+        "{ctx}: error message should mention the {what} {n}, got: {msg:?} ({e:?})"
+    );
+}
+
+/// Asserts that `e` is a source error of `kind` reported by the input at position `pos`: same
+/// `ErrorKind`, message mentions the position in decimal, `InputError` payload present.
+#[track_caller]
+pub fn assert_source_error(e: &io::Error, kind: ErrorKind, pos: u64, ctx: &str) {
+    assert_eq!(e.kind(), kind, "{ctx}: error kind of {e:?}");
+    assert_msg_mentions(e, pos, "position", ctx);
+    assert!(
+        has_input_error_payload(e),
+        "{ctx}: source errors should be wrapped with an InputError payload, got {e:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counting wrapper
+// ---------------------------------------------------------------------------------------------
+
+/// Counters shared between a [`Counting`] source and the test.
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// `poll_read` calls that returned `Ready` (Ok or Err), including 0-byte (EOF) reads.
+    pub reads: AtomicU64,
+    /// `poll_read` calls that returned `Ready(Ok)` with 0 bytes.
+    pub zero_reads: AtomicU64,
+    /// `poll_read` calls that returned `Ready(Err)`.
+    pub read_errors: AtomicU64,
+    /// `poll_read` calls that returned `Pending`.
+    pub pending_reads: AtomicU64,
+    /// Bytes delivered by `Ready(Ok)` reads.
+    pub bytes: AtomicU64,
+    /// `start_seek` calls (whatever their outcome).
+    pub seeks: AtomicU64,
+    /// Every `start_seek` argument, in order.
+    pub seek_log: Mutex<Vec<SeekFrom>>,
+}
+
+/// A point-in-time copy of [`Counts`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountSnapshot {
+    pub reads: u64,
+    pub zero_reads: u64,
+    pub read_errors: u64,
+    pub bytes: u64,
+    pub seeks: u64,
+}
+
+impl Counts {
+    pub fn snapshot(&self) -> CountSnapshot {
+        CountSnapshot {
+            reads: self.reads.load(Ordering::SeqCst),
+            zero_reads: self.zero_reads.load(Ordering::SeqCst),
+            read_errors: self.read_errors.load(Ordering::SeqCst),
+            bytes: self.bytes.load(Ordering::SeqCst),
+            seeks: self.seeks.load(Ordering::SeqCst),
+        }
+    }
+
+    pub fn seek_log(&self) -> Vec<SeekFrom> {
+        self.seek_log.lock().unwrap().clone()
+    }
+}
+
+/// Wraps an `AsyncRead + AsyncSeek` and counts the calls made on it. The counters live in an
+/// `Arc<Counts>` returned by [`Counting::new`], so the test keeps a handle after moving the
+/// reader into the input.
+#[derive(Debug)]
+pub struct Counting<R> {
+    inner: R,
+    counts: Arc<Counts>,
+}
+
+impl<R> Counting<R> {
+    pub fn new(inner: R) -> (Self, Arc<Counts>) {
+        let counts = Arc::new(Counts::default());
+        (
+            Counting {
+                inner,
+                counts: counts.clone(),
+            },
+            counts,
+        )
+    }
+
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// The wrapped source; operations on it are not counted.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Counting<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let this = &mut *self;
+        let res = Pin::new(&mut this.inner).poll_read(cx, buf);
+        let c = &this.counts;
+        match &res {
+            Poll::Ready(Ok(())) => {
+                let n = (buf.filled().len() - before) as u64;
+                c.reads.fetch_add(1, Ordering::SeqCst);
+                c.bytes.fetch_add(n, Ordering::SeqCst);
+                if n == 0 {
+                    c.zero_reads.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Poll::Ready(Err(_)) => {
+                c.reads.fetch_add(1, Ordering::SeqCst);
+                c.read_errors.fetch_add(1, Ordering::SeqCst);
+            }
+            Poll::Pending => {
+                c.pending_reads.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        res
+    }
+}
+
+impl<R: AsyncSeek + Unpin> AsyncSeek for Counting<R> {
+    fn start_seek(mut self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        self.counts.seeks.fetch_add(1, Ordering::SeqCst);
+        self.counts.seek_log.lock().unwrap().push(position);
+        Pin::new(&mut self.inner).start_seek(position)
+    }
+
+    fn poll_complete(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        Pin::new(&mut self.inner).poll_complete(cx)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared seek arithmetic of the in-memory sources
+// ---------------------------------------------------------------------------------------------
+
+fn resolve_seek(from: SeekFrom, pos: u64, len: u64) -> io::Result<u64> {
+    let target: i128 = match from {
+        SeekFrom::Start(x) => x as i128,
+        SeekFrom::Current(d) => pos as i128 + d as i128,
+        SeekFrom::End(d) => len as i128 + d as i128,
+    };
+    if target < 0 || target > u64::MAX as i128 {
+        Err(io::Error::new(
+            ErrorKind::InvalidInput,
+            format!("invalid seek to a negative or overflowing position ({from:?})"),
+        ))
+    } else {
+        Ok(target as u64)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile source
+// ---------------------------------------------------------------------------------------------
+
+/// `ErrorKind` of the read error a [`Hostile`] injects.
+pub const HOSTILE_READ_ERROR: ErrorKind = ErrorKind::ConnectionReset;
+/// `ErrorKind` of the seek error a [`Hostile`] injects.
+pub const HOSTILE_SEEK_ERROR: ErrorKind = ErrorKind::TimedOut;
+
+/// Where a [`Hostile`] injected seek failure surfaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeekFail {
+    /// `start_seek` returns the error (no seek is then in flight).
+    InStart,
+    /// `start_seek` succeeds and the following `poll_complete` returns the error; the source
+    /// position is left unchanged.
+    InComplete,
+}
+
+/// Misbehaviour switches of a [`Hostile`] source. `Default` is a well-behaved source.
+#[derive(Clone, Debug, Default)]
+pub struct HostileConfig {
+    /// Deliver between 1 and 13 bytes per `poll_read` (sequence determined by `seed`), never
+    /// more than asked for.
+    pub short_reads: bool,
+    /// Return `Pending` (after `cx.waker().wake_by_ref()`) on every other call of `poll_read`
+    /// (with a non-empty buffer) and of `poll_complete`, starting with the first one.
+    pub pending: bool,
+    /// Seed of the short-read length sequence.
+    pub seed: u64,
+    /// Fail one `poll_read` with [`HOSTILE_READ_ERROR`] as soon as this many bytes have been
+    /// delivered in total (counting all reads since creation). Reads before that are capped so
+    /// exactly this many bytes are delivered before the error. Afterwards the source works
+    /// normally; its position is unaffected by the error.
+    pub fail_read_after: Option<u64>,
+    /// Fail the k-th (0-based, counting every `start_seek` call) seek once, with
+    /// [`HOSTILE_SEEK_ERROR`], either in `start_seek` or in `poll_complete`.
+    pub fail_seek: Option<(u64, SeekFail)>,
+}
+
+impl HostileConfig {
+    /// Short reads and `Pending` everywhere, no errors.
+    pub fn short_and_pending(seed: u64) -> Self {
+        HostileConfig {
+            short_reads: true,
+            pending: true,
+            seed,
+            ..Default::default()
+        }
+    }
+}
+
+/// What a [`Hostile`] did, shared with the test.
+#[derive(Debug, Default)]
+pub struct HostileLog {
+    pub read_error_fired: AtomicBool,
+    pub seek_error_fired: AtomicBool,
+    /// `start_seek` calls.
+    pub seeks: AtomicU64,
+    /// Bytes delivered.
+    pub delivered: AtomicU64,
+}
+
+/// An in-memory `AsyncRead + AsyncSeek` over a `Vec<u8>` with configurable misbehaviour (see
+/// [`HostileConfig`]).
+///
+/// It is also strict about the `AsyncSeek` protocol, like `tokio::fs::File`:
+/// * `start_seek` while a previous seek has not been completed by `poll_complete` fails with
+///   `ErrorKind::Other` (tokio's File does exactly this);
+/// * `poll_read` while a seek is in flight fails with `ErrorKind::Other` (a caller must drive
+///   `poll_complete` to completion before reading, otherwise it would read at the old position).
+///
+/// Seeking past the end is allowed (reads there return 0 bytes); seeking before 0 fails with
+/// `InvalidInput`.
+#[derive(Debug)]
+pub struct Hostile {
+    data: Vec<u8>,
+    pos: u64,
+    cfg: HostileConfig,
+    rng: Rng,
+    read_polls: u64,
+    complete_polls: u64,
+    delivered: u64,
+    read_failed: bool,
+    seeks_started: u64,
+    seek_failed: bool,
+    in_flight: Option<(u64, SeekFrom)>,
+    log: Arc<HostileLog>,
+}
+
+impl Hostile {
+    pub fn new(data: Vec<u8>, cfg: HostileConfig) -> Self {
+        Hostile {
+            data,
+            pos: 0,
+            rng: Rng::new(cfg.seed),
+            cfg,
+            read_polls: 0,
+            complete_polls: 0,
+            delivered: 0,
+            read_failed: false,
+            seeks_started: 0,
+            seek_failed: false,
+            in_flight: None,
+            log: Arc::new(HostileLog::default()),
+        }
+    }
+
+    /// Handle on what the source did (keep it before moving the source into the input).
+    pub fn log(&self) -> Arc<HostileLog> {
+        self.log.clone()
+    }
+
+    /// Current source position (the "inner cursor").
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+}
+
+impl AsyncRead for Hostile {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        if this.cfg.pending {
+            this.read_polls += 1;
+            if this.read_polls % 2 == 1 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+        }
+        if let Some((_, from)) = this.in_flight {
+            return Poll::Ready(Err(io::Error::other(format!(
+                "Hostile: poll_read while a seek ({from:?}) is in flight; poll_complete must \
+                 return Ready first"
+            ))));
+        }
+        let mut limit = usize::MAX;
+        if let Some(after) = this.cfg.fail_read_after {
+            if !this.read_failed {
+                if this.delivered >= after {
+                    this.read_failed = true;
+                    this.log.read_error_fired.store(true, Ordering::SeqCst);
+                    return Poll::Ready(Err(io::Error::new(
+                        HOSTILE_READ_ERROR,
+                        "Hostile: injected read error (no digits here, so position checks cannot match it)",
+                    )));
+                }
+                limit = (after - this.delivered) as usize;
+            }
+        }
+        let len = this.data.len() as u64;
+        let start = this.pos.min(len) as usize;
+        let mut n = buf.remaining().min(this.data.len() - start).min(limit);
+        if this.cfg.short_reads {
+            n = n.min(1 + this.rng.below(13) as usize);
+        }
+        buf.put_slice(&this.data[start..start + n]);
+        this.pos += n as u64;
+        this.delivered += n as u64;
+        this.log.delivered.fetch_add(n as u64, Ordering::SeqCst);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncSeek for Hostile {
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        let this = self.get_mut();
+        if let Some((_, prev)) = this.in_flight {
+            return Err(io::Error::other(format!(
+                "Hostile: start_seek({position:?}) while another seek ({prev:?}) is in flight; \
+                 call poll_complete first"
+            )));
+        }
+        let idx = this.seeks_started;
+        this.seeks_started += 1;
+        this.log.seeks.fetch_add(1, Ordering::SeqCst);
+        if this.cfg.fail_seek == Some((idx, SeekFail::InStart)) && !this.seek_failed {
+            this.seek_failed = true;
+            this.log.seek_error_fired.store(true, Ordering::SeqCst);
+            return Err(io::Error::new(
+                HOSTILE_SEEK_ERROR,
+                "Hostile: injected start_seek failure",
+            ));
+        }
+        this.in_flight = Some((idx, position));
+        Ok(())
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let this = self.get_mut();
+        if this.cfg.pending {
+            this.complete_polls += 1;
+            if this.complete_polls % 2 == 1 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+        }
+        let Some((idx, from)) = this.in_flight.take() else {
+            return Poll::Ready(Ok(this.pos));
+        };
+        if this.cfg.fail_seek == Some((idx, SeekFail::InComplete)) && !this.seek_failed {
+            this.seek_failed = true;
+            this.log.seek_error_fired.store(true, Ordering::SeqCst);
+            return Poll::Ready(Err(io::Error::new(
+                HOSTILE_SEEK_ERROR,
+                "Hostile: injected seek failure in poll_complete",
+            )));
+        }
+        let res = resolve_seek(from, this.pos, this.data.len() as u64);
+        if let Ok(p) = res {
+            this.pos = p;
+        }
+        Poll::Ready(res)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gated source (for cancellation)
+// ---------------------------------------------------------------------------------------------
+
+/// Control handle of a [`Gated`] source.
+#[derive(Debug)]
+pub struct GateCtl {
+    /// Bytes the source may still deliver; `u64::MAX` means unlimited. At 0 reads are Pending.
+    budget: AtomicU64,
+    /// While false, `poll_complete` of an in-flight seek is Pending.
+    seeks_open: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+    /// `start_seek` calls.
+    pub seeks: AtomicU64,
+    /// Ready `poll_read` calls.
+    pub reads: AtomicU64,
+}
+
+impl GateCtl {
+    fn wake(&self) {
+        if let Some(w) = self.waker.lock().unwrap().take() {
+            w.wake();
+        }
+    }
+
+    /// Lets the source deliver `n` more bytes, then reads are Pending again.
+    pub fn set_read_budget(&self, n: u64) {
+        self.budget.store(n, Ordering::SeqCst);
+        self.wake();
+    }
+
+    pub fn open_reads(&self) {
+        self.set_read_budget(u64::MAX);
+    }
+
+    pub fn close_reads(&self) {
+        self.set_read_budget(0);
+    }
+
+    pub fn open_seeks(&self) {
+        self.seeks_open.store(true, Ordering::SeqCst);
+        self.wake();
+    }
+
+    pub fn close_seeks(&self) {
+        self.seeks_open.store(false, Ordering::SeqCst);
+    }
+
+    pub fn open_all(&self) {
+        self.open_seeks();
+        self.open_reads();
+    }
+}
+
+/// An in-memory source whose reads and seek completions stay `Pending` until released through
+/// its [`GateCtl`]. Reads deliver at most `max_read` bytes each (short reads) and at most the
+/// remaining budget. Like [`Hostile`] (and `tokio::fs::File`), `start_seek` while a seek is in
+/// flight fails with `ErrorKind::Other`, and so does `poll_read`.
+#[derive(Debug)]
+pub struct Gated {
+    data: Vec<u8>,
+    pos: u64,
+    max_read: usize,
+    in_flight: Option<SeekFrom>,
+    ctl: Arc<GateCtl>,
+}
+
+impl Gated {
+    /// A source with reads and seeks open (unlimited).
+    pub fn new(data: Vec<u8>, max_read: usize) -> (Self, Arc<GateCtl>) {
+        let ctl = Arc::new(GateCtl {
+            budget: AtomicU64::new(u64::MAX),
+            seeks_open: AtomicBool::new(true),
+            waker: Mutex::new(None),
+            seeks: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
+        });
+        (
+            Gated {
+                data,
+                pos: 0,
+                max_read: max_read.max(1),
+                in_flight: None,
+                ctl: ctl.clone(),
+            },
+            ctl,
+        )
+    }
+}
+
+impl AsyncRead for Gated {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if let Some(from) = this.in_flight {
+            return Poll::Ready(Err(io::Error::other(format!(
+                "Gated: poll_read while a seek ({from:?}) is in flight"
+            ))));
+        }
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        let budget = this.ctl.budget.load(Ordering::SeqCst);
+        if budget == 0 {
+            *this.ctl.waker.lock().unwrap() = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        let start = this.pos.min(this.data.len() as u64) as usize;
+        let n = buf
+            .remaining()
+            .min(this.data.len() - start)
+            .min(this.max_read)
+            .min(budget.min(usize::MAX as u64) as usize);
+        if budget != u64::MAX {
+            this.ctl.budget.fetch_sub(n as u64, Ordering::SeqCst);
+        }
+        buf.put_slice(&this.data[start..start + n]);
+        this.pos += n as u64;
+        this.ctl.reads.fetch_add(1, Ordering::SeqCst);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncSeek for Gated {
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        let this = self.get_mut();
+        if let Some(prev) = this.in_flight {
+            return Err(io::Error::other(format!(
+                "Gated: start_seek({position:?}) while another seek ({prev:?}) is in flight; \
+                 call poll_complete first"
+            )));
+        }
+        this.ctl.seeks.fetch_add(1, Ordering::SeqCst);
+        this.in_flight = Some(position);
+        Ok(())
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let this = self.get_mut();
+        let Some(from) = this.in_flight else {
+            return Poll::Ready(Ok(this.pos));
+        };
+        if !this.ctl.seeks_open.load(Ordering::SeqCst) {
+            *this.ctl.waker.lock().unwrap() = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        this.in_flight = None;
+        let res = resolve_seek(from, this.pos, this.data.len() as u64);
+        if let Ok(p) = res {
+            this.pos = p;
+        }
+        Poll::Ready(res)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real files
+// ---------------------------------------------------------------------------------------------
+
+/// Writes `data` to a uniquely named file in `std::env::temp_dir()`, opens it and unlinks it
+/// right away (the open handle keeps the data alive on Unix, so nothing is left behind even if
+/// the test panics).
+pub fn temp_tokio_file(data: Vec<u8>) -> tokio::fs::File {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let path = std::env::temp_dir().join(format!(
+        "async-buffered-input-test-{}-{}-{}.bin",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst),
+        nanos
+    ));
+    std::fs::write(&path, &data).expect("write temp file");
+    let file = std::fs::File::open(&path).expect("open temp file");
+    let _ = std::fs::remove_file(&path);
+    tokio::fs::File::from_std(file)
+}
+
+/// Which reading of the `window()` contract the checks use.
+///
+/// API.md only says `window()` is "the file range the window holds" and `buffer()` "the unread
+/// part of the window". The stricter reading, `window().start <= position() <= window().end`
+/// at all times, does not hold for an input that keeps its window when the position is moved
+/// outside it (so that seeking out and back costs no I/O); with that design `position()` may lie
+/// outside `window()`, and `buffer()` is then empty. `true` accepts that design; `false` demands
+/// the stricter invariant.
+pub const POSITION_MAY_LEAVE_WINDOW: bool = true;
+
+/// Checks an input's observable state against the file contents and the expected position:
+/// `position() == pos`; if `window().start <= pos <= window().end` then
+/// `buffer().len() == window().end - pos`, otherwise `buffer()` is empty (and, unless
+/// [`POSITION_MAY_LEAVE_WINDOW`], that case is an error); the window is at most `capacity()`
+/// long; a non-empty window lies inside the file; `buffer()` holds the file's bytes at `pos`.
+#[track_caller]
+pub fn check_window<R: AsyncRead + AsyncSeek + Unpin>(
+    input: &AsyncBufferedInput<R>,
+    data: &[u8],
+    pos: u64,
+    ctx: &str,
+) {
+    assert_eq!(input.position(), pos, "position(): {ctx}");
+    let w = input.window();
+    let buf = input.buffer();
+    let inside = w.start <= pos && pos <= w.end;
+    assert!(
+        inside || POSITION_MAY_LEAVE_WINDOW,
+        "window() {w:?} must contain position() {pos}: {ctx}"
+    );
+    if inside {
+        assert_eq!(
+            buf.len() as u64,
+            w.end - pos,
+            "buffer().len() must be window().end - position() (window {w:?}): {ctx}"
+        );
+    } else {
+        assert!(
+            buf.is_empty(),
+            "buffer() must be empty when position() {pos} is outside window() {w:?}, has {} \
+             bytes: {ctx}",
+            buf.len()
+        );
+    }
+    assert!(
+        w.end - w.start <= input.capacity() as u64,
+        "window {w:?} larger than capacity {}: {ctx}",
+        input.capacity()
+    );
+    if w.start < w.end {
+        assert!(
+            w.end <= data.len() as u64,
+            "non-empty window {w:?} extends past the end of the file ({}): {ctx}",
+            data.len()
+        );
+    }
+    if !buf.is_empty() {
+        let p = pos as usize;
+        assert_bytes(
+            buf,
+            &data[p..p + buf.len()],
+            pos,
+            &format!("buffer(): {ctx}"),
+        );
+    }
+}
+
+/// True when `pos` lies inside (or at the end of) the input's window.
+pub fn in_window<R: AsyncRead + AsyncSeek + Unpin>(
+    input: &AsyncBufferedInput<R>,
+    pos: u64,
+) -> bool {
+    let w = input.window();
+    w.start <= pos && pos <= w.end
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checked: the input next to a model
+// ---------------------------------------------------------------------------------------------
+
+/// Result of one checked operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Succeeded and matched the model.
+    Ok,
+    /// Failed with `UnexpectedEof`, as the model required.
+    Eof,
+    /// Failed with one of the tolerated (injected) error kinds; the model was not advanced.
+    Injected,
+    /// A seek to a negative position was rejected with `InvalidInput`, as required.
+    Rejected,
+}
+
+/// An `AsyncBufferedInput` driven next to a model (`data` + `pos`). Every method performs the
+/// operation, checks its result against the model (bytes, EOF-exactly-when-expected, error
+/// messages), advances the model, and then checks `position()`, `buffer()` and `window()`.
+pub struct Checked<R> {
+    pub input: AsyncBufferedInput<R>,
+    pub data: Vec<u8>,
+    /// The model position.
+    pub pos: u64,
+    /// Error kinds an injecting source may produce; such errors leave the model unchanged.
+    pub tolerated: Vec<ErrorKind>,
+    /// How many tolerated errors were seen.
+    pub injected_seen: u64,
+    /// Free-form context prepended to assertion messages (e.g. capacity and step).
+    pub label: String,
+    /// Log of the operations so far (printed on failure).
+    pub history: String,
+    /// Bytes successfully handed to the caller so far (by reads that succeeded and by
+    /// `consume`); must equal `stats().bytes_from_window + stats().bytes_direct`.
+    pub handed: u64,
+    /// When the source is wrapped in [`Counting`]: its counters, compared with `stats()`.
+    pub counts: Option<Arc<Counts>>,
+}
+
+impl<R: AsyncRead + AsyncSeek + Unpin> Checked<R> {
+    pub fn new(input: AsyncBufferedInput<R>, data: Vec<u8>) -> Self {
+        let c = Checked {
+            input,
+            data,
+            pos: 0,
+            tolerated: Vec::new(),
+            injected_seen: 0,
+            label: String::new(),
+            history: String::new(),
+            handed: 0,
+            counts: None,
+        };
+        c.check("construction");
+        c
+    }
+
+    pub fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    /// Bytes between the model position and the end of the file.
+    pub fn avail(&self) -> u64 {
+        self.len().saturating_sub(self.pos)
+    }
+
+    fn begin(&mut self, op: std::fmt::Arguments<'_>) -> String {
+        // Keep the history bounded.
+        if self.history.len() > 4000 {
+            let cut = self.history.len() - 2000;
+            let cut = (cut..self.history.len())
+                .find(|&i| self.history.is_char_boundary(i))
+                .unwrap_or(0);
+            self.history.drain(..cut);
+        }
+        let _ = write!(self.history, "\n  @{} {}", self.pos, op);
+        format!("{} {} at model position {}", self.label, op, self.pos)
+    }
+
+    fn ctx(&self, what: &str) -> String {
+        format!("{what}\n  recent ops:{}", self.history)
+    }
+
+    /// Checks `position()`, `window()` and `buffer()` against the model.
+    #[track_caller]
+    pub fn check(&self, after: &str) {
+        let ctx = self.ctx(&format!("{} after {after}", self.label));
+        check_window(&self.input, &self.data, self.pos, &ctx);
+        let s = self.input.stats();
+        assert_eq!(
+            s.bytes_from_window + s.bytes_direct,
+            self.handed,
+            "stats {s:?}: bytes_from_window + bytes_direct must equal the bytes handed to the \
+             caller ({}): {ctx}",
+            self.handed
+        );
+        assert!(
+            s.bytes_direct <= s.bytes_from_source,
+            "stats {s:?}: more direct bytes than source bytes: {ctx}"
+        );
+        if let Some(counts) = &self.counts {
+            let c = counts.snapshot();
+            assert_eq!(
+                (s.underlying_reads, s.underlying_seeks, s.bytes_from_source),
+                (c.reads, c.seeks, c.bytes),
+                "stats {s:?} disagree with what the source saw {c:?} \
+                 (reads, seeks, bytes): {ctx}"
+            );
+        }
+    }
+
+    /// Common error handling. Returns the outcome for an error result; panics if the error is
+    /// neither tolerated nor the expected EOF.
+    #[track_caller]
+    fn on_error(&mut self, e: io::Error, eof_expected: bool, ctx: &str) -> Outcome {
+        if self.tolerated.contains(&e.kind()) {
+            self.injected_seen += 1;
+            assert_eq!(
+                self.input.position(),
+                self.pos,
+                "position() changed by a failed op: {}",
+                self.ctx(ctx)
+            );
+            self.check(ctx);
+            return Outcome::Injected;
+        }
+        assert!(
+            eof_expected,
+            "unexpected error {e:?} ({e}): {}",
+            self.ctx(ctx)
+        );
+        assert_eq!(
+            e.kind(),
+            ErrorKind::UnexpectedEof,
+            "past-the-end read must fail with UnexpectedEof, got {e:?}: {}",
+            self.ctx(ctx)
+        );
+        assert_msg_mentions(&e, self.pos, "position", &self.ctx(ctx));
+        assert!(
+            has_input_error_payload(&e),
+            "EOF error should carry an InputError payload, got {e:?}: {}",
+            self.ctx(ctx)
+        );
+        self.check(ctx);
+        Outcome::Eof
+    }
+
+    /// `read_bytes(n)`: all or nothing.
+    pub async fn read_bytes(&mut self, n: usize) -> Outcome {
+        let ctx = self.begin(format_args!("read_bytes({n})"));
+        let mut buf = vec![0xA5u8; n];
+        let res = self.input.read_bytes(&mut buf).await;
+        // A zero-length read past the end is not specified: accept both Ok and EOF.
+        let lenient = n == 0 && self.pos > self.len();
+        let eof = n > 0 && self.pos + n as u64 > self.len();
+        match res {
+            Ok(()) => {
+                assert!(
+                    !eof,
+                    "read_bytes succeeded past the end: {}",
+                    self.ctx(&ctx)
+                );
+                if n > 0 {
+                    let p = self.pos as usize;
+                    assert_bytes(&buf, &self.data[p..p + n], self.pos, &self.ctx(&ctx));
+                }
+                self.pos += n as u64;
+                self.handed += n as u64;
+                self.check(&ctx);
+                Outcome::Ok
+            }
+            Err(e) => self.on_error(e, eof || lenient, &ctx),
+        }
+    }
+
+    /// `read_byte()`.
+    pub async fn read_byte(&mut self) -> Outcome {
+        let ctx = self.begin(format_args!("read_byte()"));
+        let res = self.input.read_byte().await;
+        let eof = self.pos >= self.len();
+        match res {
+            Ok(b) => {
+                assert!(!eof, "read_byte succeeded past the end: {}", self.ctx(&ctx));
+                assert_eq!(
+                    b,
+                    self.data[self.pos as usize],
+                    "read_byte value: {}",
+                    self.ctx(&ctx)
+                );
+                self.pos += 1;
+                self.handed += 1;
+                self.check(&ctx);
+                Outcome::Ok
+            }
+            Err(e) => self.on_error(e, eof, &ctx),
+        }
+    }
+
+    /// `read_bytes_owned(n)`.
+    pub async fn read_bytes_owned(&mut self, n: usize) -> Outcome {
+        let ctx = self.begin(format_args!("read_bytes_owned({n})"));
+        let res = self.input.read_bytes_owned(n).await;
+        let lenient = n == 0 && self.pos > self.len();
+        let eof = n > 0 && self.pos + n as u64 > self.len();
+        match res {
+            Ok(bytes) => {
+                assert!(
+                    !eof,
+                    "read_bytes_owned succeeded past the end: {}",
+                    self.ctx(&ctx)
+                );
+                assert_eq!(
+                    bytes.len(),
+                    n,
+                    "read_bytes_owned length: {}",
+                    self.ctx(&ctx)
+                );
+                if n > 0 {
+                    let p = self.pos as usize;
+                    assert_bytes(&bytes, &self.data[p..p + n], self.pos, &self.ctx(&ctx));
+                }
+                self.pos += n as u64;
+                self.handed += n as u64;
+                self.check(&ctx);
+                Outcome::Ok
+            }
+            Err(e) => self.on_error(e, eof || lenient, &ctx),
+        }
+    }
+
+    /// `seek_to(p)`: lazy, never fails.
+    pub fn seek_to(&mut self, p: u64) {
+        let ctx = self.begin(format_args!("seek_to({p})"));
+        self.input.seek_to(p);
+        self.pos = p;
+        self.check(&ctx);
+    }
+
+    /// `skip_bytes(n)` (no overflow expected).
+    pub fn skip_bytes(&mut self, n: u64) {
+        let ctx = self.begin(format_args!("skip_bytes({n})"));
+        let res = self.input.skip_bytes(n);
+        assert!(
+            res.is_ok(),
+            "skip_bytes failed: {res:?}: {}",
+            self.ctx(&ctx)
+        );
+        self.pos += n;
+        self.check(&ctx);
+    }
+
+    /// `length()`.
+    pub async fn length(&mut self) -> Outcome {
+        let ctx = self.begin(format_args!("length()"));
+        match self.input.length().await {
+            Ok(l) => {
+                assert_eq!(l, self.len(), "length(): {}", self.ctx(&ctx));
+                self.check(&ctx);
+                Outcome::Ok
+            }
+            Err(e) => self.on_error(e, false, &ctx),
+        }
+    }
+
+    /// Tokio's `AsyncSeekExt::seek`. Seeking to a negative position must fail with
+    /// `InvalidInput` and leave the position unchanged; seeking past the end is allowed.
+    pub async fn seek(&mut self, from: SeekFrom) -> Outcome {
+        let ctx = self.begin(format_args!("AsyncSeekExt::seek({from:?})"));
+        let target: i128 = match from {
+            SeekFrom::Start(x) => x as i128,
+            SeekFrom::Current(d) => self.pos as i128 + d as i128,
+            SeekFrom::End(d) => self.len() as i128 + d as i128,
+        };
+        match AsyncSeekExt::seek(&mut self.input, from).await {
+            Ok(p) => {
+                assert!(
+                    target >= 0,
+                    "seek to a negative position succeeded: {}",
+                    self.ctx(&ctx)
+                );
+                assert_eq!(p as i128, target, "seek result: {}", self.ctx(&ctx));
+                self.pos = p;
+                self.check(&ctx);
+                Outcome::Ok
+            }
+            Err(e) => {
+                if self.tolerated.contains(&e.kind()) {
+                    return self.on_error(e, false, &ctx);
+                }
+                assert!(
+                    target < 0,
+                    "seek failed unexpectedly: {e:?}: {}",
+                    self.ctx(&ctx)
+                );
+                assert_eq!(
+                    e.kind(),
+                    ErrorKind::InvalidInput,
+                    "negative seek error kind: {}",
+                    self.ctx(&ctx)
+                );
+                self.check(&ctx);
+                Outcome::Rejected
+            }
+        }
+    }
+
+    /// Tokio's `AsyncReadExt::read` into a buffer of `n` bytes: must return between 1 and
+    /// `min(n, available)` bytes when both are non-zero, and `Ok(0)` at or past the end.
+    pub async fn read_partial(&mut self, n: usize) -> Outcome {
+        let ctx = self.begin(format_args!("AsyncReadExt::read(buf of {n})"));
+        let mut buf = vec![0xA5u8; n];
+        match AsyncReadExt::read(&mut self.input, &mut buf).await {
+            Ok(k) => {
+                let avail = self.avail();
+                assert!(k <= n, "read returned {k} > {n}: {}", self.ctx(&ctx));
+                assert!(
+                    k as u64 <= avail,
+                    "read returned {k} bytes but only {avail} remain: {}",
+                    self.ctx(&ctx)
+                );
+                if n > 0 && avail > 0 {
+                    assert!(k > 0, "read returned 0 before the end: {}", self.ctx(&ctx));
+                }
+                let p = self.pos as usize;
+                if k > 0 {
+                    assert_bytes(&buf[..k], &self.data[p..p + k], self.pos, &self.ctx(&ctx));
+                }
+                self.pos += k as u64;
+                self.handed += k as u64;
+                self.check(&ctx);
+                Outcome::Ok
+            }
+            Err(e) => self.on_error(e, false, &ctx),
+        }
+    }
+
+    /// Tokio's `AsyncBufReadExt::fill_buf` followed by `consume(amount)` where
+    /// `amount = returned_len * permille / 1000`. `fill_buf` must return a non-empty prefix of the
+    /// remaining file (equal to `buffer()` afterwards), or an empty slice at/past the end.
+    pub async fn fill_buf_consume(&mut self, permille: u64) -> Outcome {
+        let ctx = self.begin(format_args!("fill_buf()+consume({permille}‰)"));
+        let got = match self.input.fill_buf().await {
+            Ok(b) => b.to_vec(),
+            Err(e) => return self.on_error(e, false, &ctx),
+        };
+        let avail = self.avail();
+        if avail == 0 {
+            assert!(
+                got.is_empty(),
+                "fill_buf returned {} bytes at/past the end: {}",
+                got.len(),
+                self.ctx(&ctx)
+            );
+        } else {
+            assert!(
+                !got.is_empty(),
+                "fill_buf returned nothing before the end: {}",
+                self.ctx(&ctx)
+            );
+            assert!(
+                got.len() as u64 <= avail,
+                "fill_buf too long: {}",
+                self.ctx(&ctx)
+            );
+            assert!(
+                got.len() <= self.input.capacity(),
+                "fill_buf returned more than capacity: {}",
+                self.ctx(&ctx)
+            );
+            let p = self.pos as usize;
+            assert_bytes(
+                &got,
+                &self.data[p..p + got.len()],
+                self.pos,
+                &self.ctx(&ctx),
+            );
+            assert_bytes(
+                self.input.buffer(),
+                &got,
+                self.pos,
+                &self.ctx(&format!("buffer() right after {ctx}")),
+            );
+        }
+        self.check(&ctx);
+        let amount = (got.len() as u64 * permille.min(1000) / 1000) as usize;
+        self.input.consume(amount);
+        self.pos += amount as u64;
+        self.handed += amount as u64;
+        self.check(&format!("{ctx}: consume({amount})"));
+        Outcome::Ok
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conformance
+// ---------------------------------------------------------------------------------------------
+
+/// Window capacities every source is checked with.
+pub const CONFORMANCE_CAPACITIES: [usize; 6] = [1, 7, 8, 64, 1024, 8192];
+
+/// Synthetic file length used for `cap`: a few windows plus an odd tail; 24 699 bytes for
+/// capacities 64 and 1024, 98 427 for 8192, small for tiny capacities to keep runtime sane.
+pub fn conformance_len(cap: usize) -> usize {
+    (12 * cap).max((400 * cap).min(3 * 8192)) + 123
+}
+
+/// Request sizes around and across window boundaries, from 1 up to 10 × capacity, in a
+/// deterministic mixed order.
+pub fn request_sizes(cap: usize) -> Vec<usize> {
+    let c = cap;
+    let raw = [
+        1,
+        c.saturating_sub(1),
+        c,
+        c + 1,
+        3,
+        2 * c - 1,
+        2 * c,
+        2 * c + 1,
+        c / 2 + 1,
+        13,
+        3 * c + 5,
+        5 * c - 1,
+        2,
+        7 * c + 3,
+        10 * c,
+        4 * c + 1,
+        c / 3 + 2,
+        9 * c,
+        6 * c + 7,
+    ];
+    let mut out = Vec::new();
+    for n in raw {
+        if n > 0 && n <= 10 * c + 7 && !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// Runs the conformance sweep for every capacity in [`CONFORMANCE_CAPACITIES`].
+pub async fn conformance<R, F>(make: F)
+where
+    F: Fn(Vec<u8>) -> R,
+    R: AsyncRead + AsyncSeek + Unpin,
+{
+    for cap in CONFORMANCE_CAPACITIES {
+        conformance_with_capacity(&make, cap).await;
+    }
+}
+
+/// The conformance sweep for one capacity. `make` builds a source holding exactly the given
+/// bytes, positioned anywhere (the input seeks to 0 first).
+pub async fn conformance_with_capacity<R, F>(make: &F, cap: usize)
+where
+    F: Fn(Vec<u8>) -> R,
+    R: AsyncRead + AsyncSeek + Unpin,
+{
+    let len = conformance_len(cap);
+    let data = pattern_vec(len);
+    // The source is wrapped in `Counting` so that `stats()` is checked against what it saw.
+    let (source, counts) = Counting::new(make(data.clone()));
+    let input = AsyncBufferedInput::with_capacity(cap, source);
+    assert_eq!(input.capacity(), cap, "capacity()");
+    assert_eq!(input.position(), 0, "fresh input position");
+    let mut t = Checked::new(input, data);
+    t.counts = Some(counts);
+    let len = len as u64;
+    let sizes = request_sizes(cap);
+    let ucap = cap as u64;
+
+    // Phase A: a forward sweep with every request size, interleaved with other operations.
+    t.label = format!("[cap {cap}, len {len}, phase A]");
+    let mut step = 0usize;
+    let mut eof_probes = 0usize;
+    while t.pos < len {
+        let n = sizes[step % sizes.len()];
+        match step % 8 {
+            // (The loop condition guarantees `t.pos < len` here.)
+            0 => {
+                assert_eq!(t.read_byte().await, Outcome::Ok);
+            }
+            1 => {
+                // Backward inside the window: must not touch the source, then re-read the gap.
+                let w = t.input.window();
+                if w.start < t.pos && t.pos <= w.end {
+                    let back_to = w.start + (t.pos - w.start) / 2;
+                    let gap = (t.pos - back_to) as usize;
+                    let before = t.input.stats();
+                    t.seek_to(back_to);
+                    assert_eq!(t.read_bytes(gap).await, Outcome::Ok);
+                    let after = t.input.stats();
+                    assert_eq!(
+                        (after.underlying_reads, after.underlying_seeks),
+                        (before.underlying_reads, before.underlying_seeks),
+                        "{}: re-reading {gap} bytes inside the window after a backward seek_to \
+                         must not touch the source",
+                        t.label
+                    );
+                }
+            }
+            2 => {
+                let k = ucap / 2 + 3;
+                if t.pos + k <= len {
+                    t.skip_bytes(k);
+                }
+            }
+            3 => {
+                let m = sizes[(step * 3 + 1) % sizes.len()];
+                if t.pos + m as u64 <= len {
+                    assert_eq!(t.read_bytes_owned(m).await, Outcome::Ok);
+                }
+            }
+            4 => {
+                // Forward, outside the window.
+                let target = t.input.window().end.max(t.pos) + ucap + 17;
+                if target <= len {
+                    t.seek_to(target);
+                }
+            }
+            5 => {
+                // Back to the start, read a window and a bit, come back.
+                let here = t.pos;
+                t.seek_to(0);
+                assert_eq!(t.read_bytes((cap + 1).min(len as usize)).await, Outcome::Ok);
+                t.seek_to(here);
+            }
+            6 => {
+                assert_eq!(t.length().await, Outcome::Ok);
+            }
+            _ => {}
+        }
+        if t.pos >= len {
+            break;
+        }
+        if t.pos + n as u64 > len {
+            // Does not fit: must fail with EOF and change nothing; then go on with other sizes.
+            assert_eq!(t.read_bytes(n).await, Outcome::Eof);
+            eof_probes += 1;
+            if eof_probes > 2 * sizes.len() {
+                break;
+            }
+        } else {
+            assert_eq!(t.read_bytes(n).await, Outcome::Ok);
+        }
+        step += 1;
+    }
+    let rest = (len - t.pos.min(len)) as usize;
+    assert_eq!(t.read_bytes(rest).await, Outcome::Ok);
+    assert_eq!(t.pos, len);
+    assert_eq!(t.read_byte().await, Outcome::Eof);
+
+    // Phase B: deterministic pseudo-random mix of positions, sizes and operations.
+    t.label = format!("[cap {cap}, len {len}, phase B]");
+    let mut rng = Rng::new(0xC0FF_EE00 ^ cap as u64);
+    for _ in 0..150 {
+        let size = if rng.below(3) == 0 {
+            rng.below(2 * ucap + 3) as usize
+        } else {
+            sizes[rng.below(sizes.len() as u64) as usize]
+        };
+        match rng.below(9) {
+            0 => {
+                t.seek_to(rng.below(len + 1));
+                t.read_bytes(size).await;
+            }
+            1 => {
+                t.read_byte().await;
+            }
+            2 => {
+                t.read_bytes_owned(size).await;
+            }
+            3 => t.skip_bytes(rng.below(2 * ucap + 1)),
+            4 => {
+                let w = t.input.window();
+                if w.start < w.end && in_window(&t.input, t.pos) {
+                    t.seek_to(w.start + rng.below(t.pos - w.start + 1));
+                } else {
+                    t.seek_to(rng.below(len));
+                }
+                t.read_bytes(size.min(cap)).await;
+            }
+            5 => t.seek_to(t.pos.min(len) + rng.below(3 * ucap)),
+            6 => {
+                t.read_bytes(size).await;
+            }
+            7 => {
+                t.length().await;
+            }
+            _ => {
+                t.seek_to(rng.below(len + 1));
+            }
+        }
+    }
+
+    // Phase C: reading past the end, then still usable.
+    t.label = format!("[cap {cap}, len {len}, phase C]");
+    let tail = 97u64;
+    for request in [tail + 1, (tail + 1).max(ucap + 5), 10 * ucap + 200] {
+        let p = len - tail;
+        t.seek_to(p);
+        let ctx = format!(
+            "{} read_bytes({request}) at {p} with {tail} available",
+            t.label
+        );
+        let mut buf = vec![0u8; request as usize];
+        let e = t
+            .input
+            .read_bytes(&mut buf)
+            .await
+            .expect_err(&format!("{ctx}: must fail"));
+        assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{ctx}: {e:?}");
+        assert_msg_mentions(&e, p, "position", &ctx);
+        assert_msg_mentions(&e, request, "requested length", &ctx);
+        assert_msg_mentions(&e, tail, "available length", &ctx);
+        t.check(&ctx);
+        // Still usable: the bytes that do exist are there.
+        assert_eq!(t.read_bytes(tail as usize).await, Outcome::Ok);
+        assert_eq!(t.read_byte().await, Outcome::Eof);
+        assert_eq!(t.read_bytes_owned(1).await, Outcome::Eof);
+        assert_eq!(t.read_bytes(1).await, Outcome::Eof);
+    }
+    // The whole file plus one byte, from the start.
+    t.seek_to(0);
+    assert_eq!(t.read_bytes_owned(len as usize + 1).await, Outcome::Eof);
+    assert_eq!(t.read_bytes(len as usize + 1).await, Outcome::Eof);
+    // Past the end: lazy seek, failure at the next read, position unchanged.
+    t.seek_to(len + 10);
+    assert_eq!(t.read_byte().await, Outcome::Eof);
+    assert_eq!(t.read_bytes(3).await, Outcome::Eof);
+    assert_eq!(t.read_bytes(cap + 3).await, Outcome::Eof);
+    // A seek back and a read work.
+    t.seek_to(1);
+    assert_eq!(t.read_byte().await, Outcome::Ok);
+    assert_eq!(t.read_bytes_owned(len as usize - 3).await, Outcome::Ok);
+    assert_eq!(t.read_byte().await, Outcome::Ok);
+    assert_eq!(t.read_byte().await, Outcome::Eof);
+
+    // Phase D: moving the source's cursor behind the input's back through get_mut().
+    t.label = format!("[cap {cap}, len {len}, phase D]");
+    t.seek_to(len / 3);
+    assert_eq!(t.read_bytes(1).await, Outcome::Ok);
+    AsyncSeekExt::seek(t.input.get_mut().get_mut(), SeekFrom::End(0))
+        .await
+        .expect("seek the inner source");
+    t.check("get_mut() + inner seek");
+    let n = (2 * cap + 5).min((len - t.pos) as usize);
+    assert_eq!(t.read_bytes(n).await, Outcome::Ok);
+    t.seek_to(5);
+    assert_eq!(
+        t.read_bytes((cap + 3).min(len as usize - 5)).await,
+        Outcome::Ok
+    );
+
+    // Finally the whole file in one owned read.
+    t.seek_to(0);
+    assert_eq!(t.read_bytes_owned(len as usize).await, Outcome::Ok);
+    let _inner: R = t.input.into_inner().into_inner();
+}
+
+/// Generates one `#[tokio::test]` per capacity in [`CONFORMANCE_CAPACITIES`] inside a module
+/// named `$name`. `$make` is an expression evaluating to a `Fn(Vec<u8>) -> R` source
+/// constructor; it is evaluated inside the test (so it may use the runtime). Example:
+///
+/// ```ignore
+/// conformance_tests!(cursor, |data: Vec<u8>| std::io::Cursor::new(data));
+/// ```
+///
+/// Attributes and doc comments before the name are applied to the generated module.
+#[allow(unused_macros)]
+macro_rules! conformance_tests {
+    ($(#[$attr:meta])* $name:ident, $make:expr) => {
+        $(#[$attr])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn run(cap: usize) {
+                let make = $make;
+                $crate::common::conformance_with_capacity(&make, cap).await;
+            }
+
+            #[tokio::test]
+            async fn capacity_1() {
+                run(1).await
+            }
+
+            #[tokio::test]
+            async fn capacity_7() {
+                run(7).await
+            }
+
+            #[tokio::test]
+            async fn capacity_8() {
+                run(8).await
+            }
+
+            #[tokio::test]
+            async fn capacity_64() {
+                run(64).await
+            }
+
+            #[tokio::test]
+            async fn capacity_1024() {
+                run(1024).await
+            }
+
+            #[tokio::test]
+            async fn capacity_8192() {
+                run(8192).await
+            }
+        }
+    };
+}

@@ -1,0 +1,151 @@
+//! Conformance sweep (see `common::conformance_with_capacity`) against several sources, one
+//! `#[tokio::test]` per capacity in {1, 7, 8, 64, 1024, 8192}, plus a few constructor checks.
+//!
+//! To add a source, add one line: `conformance_tests!(module_name, |data: Vec<u8>| make(data));`
+
+#[macro_use]
+mod common;
+
+use std::io::{Cursor, ErrorKind};
+
+use async_buffered_input::AsyncBufferedInput;
+use common::*;
+
+conformance_tests!(cursor, |data: Vec<u8>| std::io::Cursor::new(data));
+conformance_tests!(hostile_short_pending, |data: Vec<u8>| {
+    Hostile::new(data, HostileConfig::short_and_pending(0x5EED))
+});
+conformance_tests!(hostile_short_only, |data: Vec<u8>| {
+    Hostile::new(
+        data,
+        HostileConfig {
+            short_reads: true,
+            seed: 99,
+            ..Default::default()
+        },
+    )
+});
+conformance_tests!(tokio_file, |data: Vec<u8>| temp_tokio_file(data));
+conformance_tests!(counting_cursor, |data: Vec<u8>| {
+    Counting::new(std::io::Cursor::new(data)).0
+});
+
+/// The all-capacities entry point works too (used by other crates' sources later).
+#[tokio::test]
+async fn conformance_helper_over_all_capacities_with_cursor() {
+    conformance(|data: Vec<u8>| Cursor::new(data)).await;
+}
+
+#[test]
+fn default_capacity_is_8_kib() {
+    assert_eq!(
+        AsyncBufferedInput::<Cursor<Vec<u8>>>::DEFAULT_CAPACITY,
+        8192
+    );
+    let input = AsyncBufferedInput::new(Cursor::new(pattern_vec(10)));
+    assert_eq!(input.capacity(), 8192);
+    assert_eq!(input.position(), 0);
+    assert!(input.buffer().is_empty());
+    assert_eq!(input.window(), 0..0, "fresh window");
+    assert_eq!(input.stats(), async_buffered_input::Stats::default());
+}
+
+#[test]
+#[should_panic]
+fn with_capacity_zero_panics() {
+    let _ = AsyncBufferedInput::with_capacity(0, Cursor::new(Vec::<u8>::new()));
+}
+
+#[test]
+fn with_capacity_zero_panic_message_is_clear() {
+    let payload = std::panic::catch_unwind(|| {
+        AsyncBufferedInput::with_capacity(0, Cursor::new(Vec::<u8>::new()))
+    })
+    .expect_err("with_capacity(0) must panic");
+    let msg = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(
+        msg.to_lowercase().contains("capacity"),
+        "panic message should mention the capacity: {msg:?}"
+    );
+}
+
+#[test]
+fn try_with_capacity_zero_is_invalid_input() {
+    let e = AsyncBufferedInput::try_with_capacity(0, Cursor::new(Vec::<u8>::new()))
+        .expect_err("try_with_capacity(0) must fail");
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e:?}");
+    let ok = AsyncBufferedInput::try_with_capacity(3, Cursor::new(Vec::<u8>::new()))
+        .expect("try_with_capacity(3)");
+    assert_eq!(ok.capacity(), 3);
+}
+
+#[tokio::test]
+async fn skip_bytes_overflow_is_invalid_input_and_changes_nothing() {
+    let data = pattern_vec(100);
+    let mut input = AsyncBufferedInput::with_capacity(16, Cursor::new(data.clone()));
+    input.seek_to(10);
+    assert_eq!(input.read_byte().await.unwrap(), data[10]);
+    let far = u64::MAX - 2;
+    input.seek_to(far);
+    assert_eq!(input.position(), far);
+    let e = input.skip_bytes(5).expect_err("u64 overflow must fail");
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e:?}");
+    assert_eq!(input.position(), far);
+    input
+        .skip_bytes(2)
+        .expect("skip to u64::MAX is representable");
+    assert_eq!(input.position(), u64::MAX);
+    input.seek_to(11);
+    assert_eq!(input.read_byte().await.unwrap(), data[11]);
+    input.skip_bytes(3).unwrap();
+    assert_eq!(input.position(), 15);
+    assert_eq!(input.read_byte().await.unwrap(), data[15]);
+}
+
+#[tokio::test]
+async fn empty_file() {
+    let mut input = AsyncBufferedInput::with_capacity(8, Cursor::new(Vec::new()));
+    assert_eq!(input.length().await.unwrap(), 0);
+    let e = input.read_byte().await.expect_err("empty file");
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof);
+    assert_eq!(input.position(), 0);
+    let mut nothing = [0u8; 0];
+    input.read_bytes(&mut nothing).await.expect("empty read");
+    assert!(input.read_bytes_owned(0).await.unwrap().is_empty());
+    let e = input.read_bytes_owned(1).await.expect_err("empty file");
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof);
+    assert_eq!(input.position(), 0);
+}
+
+#[tokio::test]
+async fn into_inner_and_get_ref_return_the_source() {
+    let data = pattern_vec(50);
+    let mut input = AsyncBufferedInput::with_capacity(8, Cursor::new(data.clone()));
+    let mut buf = [0u8; 20];
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_eq!(&buf[..], &data[..20]);
+    assert_eq!(input.get_ref().get_ref(), &data);
+    let inner = input.into_inner();
+    assert_eq!(inner.into_inner(), data);
+}
+
+/// A huge `read_bytes_owned` (say, a corrupt length prefix) fails with `UnexpectedEof` and
+/// changes nothing; it must not try to allocate the requested size first.
+#[tokio::test]
+async fn huge_read_bytes_owned_is_eof() {
+    let data = pattern_vec(1000);
+    let mut input = AsyncBufferedInput::with_capacity(64, Cursor::new(data.clone()));
+    input.seek_to(10);
+    let e = input
+        .read_bytes_owned(1 << 40)
+        .await
+        .expect_err("1 TiB from a 1000-byte file");
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e:?}");
+    assert_msg_mentions(&e, 10, "position", "huge read_bytes_owned");
+    assert_eq!(input.position(), 10);
+    assert_eq!(input.read_byte().await.unwrap(), data[10]);
+}

@@ -1,0 +1,139 @@
+//! The throughput harness over real object stores on 127.0.0.1: every reader, the read-ahead one
+//! included, reads the object served by nginx (HTTP) or s3rver (S3), and every complete cell
+//! reads the same bytes as the local copy.
+//!
+//! The tests are `#[ignore]`d in a plain `cargo test`; `.ci/run` starts the servers and runs them
+//! with `--include-ignored`. By hand:
+//!
+//! ```text
+//! mkdir -p /tmp/abi-data && head -c 5000000 /dev/urandom > /tmp/abi-data/blob.bin
+//! set -a; eval "$(scripts/http-server.sh up /tmp/abi-data)"; eval "$(scripts/s3-server.sh up /tmp/abi-s3)"; set +a
+//! scripts/s3-server.sh upload /tmp/abi-data/blob.bin blob.bin
+//! ABI_OBJECT_FILE=/tmp/abi-data/blob.bin ABI_HTTP_URL=$HTTP_URL ABI_S3_BUCKET=$S3_BUCKET \
+//!   cargo test --features object-store --test harness_object_store -- --include-ignored
+//! ```
+//!
+//! Variables, as in `tests/source_object_store.rs`: `ABI_OBJECT_FILE` (a local file; the servers
+//! serve it under its file name), `ABI_HTTP_URL` (nginx's base URL), `ABI_S3_BUCKET` (the
+//! bucket holding it) with the `AWS_*` variables `scripts/s3-server.sh up` prints. A test that
+//! needs one and does not find it fails.
+#![cfg(feature = "object-store")]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_buffered_input::harness::{Checksum, Plan, ReaderKind, Report, Source};
+use async_buffered_input::source::ReadAhead;
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!(
+            "{name} is not set: this test needs the servers; see the top of \
+             tests/harness_object_store.rs"
+        )
+    })
+}
+
+/// The local copy of the object: its file name (the object's name on the servers) and bytes.
+fn object_file() -> (String, Vec<u8>) {
+    let path = PathBuf::from(env("ABI_OBJECT_FILE"));
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    assert!(
+        data.len() > 1 << 20,
+        "{} should hold over 1 MiB so that read-ahead has chunks to pipeline",
+        path.display()
+    );
+    (name, data)
+}
+
+/// Every reader at `sizes` over `url`, within generous budgets (a hung server fails the test
+/// instead of hanging it).
+async fn run_every_reader(url: &str, sizes: &[usize]) -> Report {
+    let source = Source::from_url(url).unwrap();
+    assert_eq!(source.label(), url);
+    assert!(source.path().is_none() && source.has_positional());
+    Plan::new(source)
+        .sizes(sizes.iter().copied())
+        .capacities([8192, 65536])
+        .read_ahead(ReadAhead::new(256 << 10, 4))
+        .budget(Duration::from_secs(120))
+        .run()
+        .await
+        .unwrap_or_else(|e| panic!("harness over {url}: {e}"))
+}
+
+/// Every cell complete, with the local copy's checksum; the read-ahead reader made far fewer
+/// requests than the plain window.
+fn assert_every_reader_read_the_object(report: &Report, data: &[u8], sizes: &[usize]) {
+    println!("{report}");
+    assert_eq!(report.file_len, data.len() as u64);
+    assert_eq!(report.cells.len(), sizes.len() * (4 * 2 + 1));
+    for reader in ReaderKind::ALL {
+        assert!(
+            report.cells.iter().any(|r| r.cell.reader == reader),
+            "{reader} missing"
+        );
+    }
+    let expected = Checksum::of(data);
+    for r in &report.cells {
+        assert!(r.complete, "{r}");
+        assert_eq!(r.bytes, data.len() as u64, "{r}");
+        assert_eq!(r.checksum, expected, "{r}: not the local copy's bytes");
+    }
+    assert!(report.checksums_agree(), "{report}");
+    assert_eq!(report.reference_checksum(), Some(expected));
+    // 256 KiB chunks over the object, plus one plain request and what was in flight at the end.
+    let chunks = (data.len() as u64).div_ceil(256 << 10);
+    for r in report
+        .cells
+        .iter()
+        .filter(|r| r.cell.reader == ReaderKind::BufferedReadAhead)
+    {
+        assert!(
+            (chunks..=chunks + 4).contains(&r.underlying_reads),
+            "{r:?}: expected about {chunks} requests"
+        );
+        let buffered = report.baseline(r).unwrap();
+        assert!(
+            r.underlying_reads < buffered.underlying_reads,
+            "{r:?} vs {buffered:?}"
+        );
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
+async fn every_reader_reads_the_same_bytes_over_http() {
+    let (name, data) = object_file();
+    let url = format!("{}/{name}", env("ABI_HTTP_URL").trim_end_matches('/'));
+    let sizes = [4096, 65536];
+    let report = run_every_reader(&url, &sizes).await;
+    assert_every_reader_read_the_object(&report, &data, &sizes);
+}
+
+#[tokio::test]
+#[ignore = "needs an S3 server on 127.0.0.1: run .ci/run"]
+async fn every_reader_reads_the_same_bytes_over_s3() {
+    let (name, data) = object_file();
+    let url = format!("s3://{}/{name}", env("ABI_S3_BUCKET"));
+    env("AWS_ENDPOINT");
+    let sizes = [65536];
+    let report = run_every_reader(&url, &sizes).await;
+    assert_every_reader_read_the_object(&report, &data, &sizes);
+}
+
+#[tokio::test]
+#[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
+async fn a_missing_object_is_named() {
+    let url = format!(
+        "{}/no-such-object.bin",
+        env("ABI_HTTP_URL").trim_end_matches('/')
+    );
+    let err = Plan::new(Source::from_url(&url).unwrap())
+        .run()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
+    assert!(err.to_string().contains(&url), "{err}");
+}

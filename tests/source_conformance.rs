@@ -1,0 +1,95 @@
+//! The core conformance sweep (`common::conformance_with_capacity`) against positional sources
+//! behind `PositionalReader`: memory, a local file with and without read-ahead, and a simulated
+//! slow link under paused time.
+
+#[macro_use]
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_buffered_input::source::{
+    FileSource, MemorySource, PositionalReader, ReadAhead, SlowLink,
+};
+use common::*;
+
+/// A file holding `data` (removed when the test binary's temp dir is cleaned; unlinked at once,
+/// the open handle keeps it readable).
+fn file_source(data: Vec<u8>) -> FileSource {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "abi-source-conformance-{}-{}.bin",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::write(&path, &data).expect("write temp file");
+    let file = std::fs::File::open(&path).expect("open temp file");
+    let _ = std::fs::remove_file(&path);
+    FileSource::from_std(file, path)
+}
+
+conformance_tests!(memory, |data: Vec<u8>| PositionalReader::new(
+    MemorySource::new(data)
+));
+conformance_tests!(memory_read_ahead, |data: Vec<u8>| {
+    PositionalReader::new(MemorySource::new(data)).with_read_ahead(ReadAhead::new(100, 3))
+});
+conformance_tests!(memory_read_ahead_depth_1, |data: Vec<u8>| {
+    PositionalReader::new(MemorySource::new(data)).with_read_ahead(ReadAhead::new(1, 1))
+});
+conformance_tests!(file, |data: Vec<u8>| PositionalReader::new(file_source(
+    data
+)));
+conformance_tests!(file_read_ahead, |data: Vec<u8>| {
+    PositionalReader::new(file_source(data)).with_read_ahead(ReadAhead::new(4096, 4))
+});
+conformance_tests!(file_read_ahead_small_chunks, |data: Vec<u8>| {
+    PositionalReader::new(file_source(data)).with_read_ahead(ReadAhead::new(77, 2))
+});
+
+// A clone of a reader reads like the original.
+conformance_tests!(memory_view_of_a_clone, |data: Vec<u8>| {
+    PositionalReader::new(MemorySource::new(data)).clone()
+});
+
+fn slow_link(
+    data: Vec<u8>,
+    read_ahead: Option<ReadAhead>,
+) -> PositionalReader<SlowLink<MemorySource>> {
+    let link = SlowLink::new(
+        MemorySource::new(data),
+        Duration::from_millis(2),
+        100_000_000,
+    );
+    let mut reader = PositionalReader::new(link);
+    reader.set_read_ahead(read_ahead);
+    reader
+}
+
+#[tokio::test(start_paused = true)]
+async fn slow_link_under_paused_time() {
+    for cap in CONFORMANCE_CAPACITIES {
+        conformance_with_capacity(&|data| slow_link(data, None), cap).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn slow_link_with_read_ahead_under_paused_time() {
+    for cap in CONFORMANCE_CAPACITIES {
+        conformance_with_capacity(&|data| slow_link(data, Some(ReadAhead::new(1000, 4))), cap)
+            .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_read_ahead_on_a_multi_thread_runtime() {
+    for cap in [7, 8192] {
+        conformance_with_capacity(
+            &|data| {
+                PositionalReader::new(file_source(data)).with_read_ahead(ReadAhead::new(512, 3))
+            },
+            cap,
+        )
+        .await;
+    }
+}

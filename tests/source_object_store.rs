@@ -1,0 +1,272 @@
+//! `ObjectStoreSource` against real servers on 127.0.0.1 (nginx over HTTP, s3rver or moto over
+//! S3), and its failure behaviour: a server that is down, one that restarts, one that stalls
+//! mid-body.
+//!
+//! The server tests are `#[ignore]`d in a plain `cargo test`; `.ci/run` starts the servers and
+//! runs them with `--ignored`. By hand:
+//!
+//! ```text
+//! mkdir -p /tmp/abi-data && head -c 5000000 /dev/urandom > /tmp/abi-data/blob.bin
+//! set -a; eval "$(scripts/http-server.sh up /tmp/abi-data)"; eval "$(scripts/s3-server.sh up /tmp/abi-s3)"; set +a
+//! scripts/s3-server.sh upload /tmp/abi-data/blob.bin blob.bin
+//! ABI_OBJECT_FILE=/tmp/abi-data/blob.bin ABI_HTTP_URL=$HTTP_URL ABI_S3_BUCKET=$S3_BUCKET \
+//!   cargo test --features object-store --test source_object_store -- --include-ignored
+//! ```
+//!
+//! Variables: `ABI_OBJECT_FILE` (a local file; the servers serve it under its file name),
+//! `ABI_HTTP_URL` (nginx's base URL), `ABI_S3_BUCKET` (the bucket holding it) with the `AWS_*`
+//! variables `scripts/s3-server.sh up` prints. A test that needs one and does not find it fails.
+#![cfg(feature = "object-store")]
+
+mod common;
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use async_buffered_input::source::{
+    ObjectStoreSource, PositionalReader, PositionalSource, ReadAhead,
+};
+use async_buffered_input::AsyncBufferedInput;
+use common::Rng;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: this test needs the servers; see the top of tests/source_object_store.rs")
+    })
+}
+
+fn object_file() -> (PathBuf, String, Vec<u8>) {
+    let path = PathBuf::from(env("ABI_OBJECT_FILE"));
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    assert!(
+        data.len() > 1 << 20,
+        "{} should hold over 1 MiB to exercise read-ahead",
+        path.display()
+    );
+    (path, name, data)
+}
+
+/// Reads the whole object through an input over `source` in mixed request sizes, then random
+/// seeks, slices and clones, checking every byte.
+async fn check_every_byte<S: PositionalSource>(source: S, data: &[u8], ahead: Option<ReadAhead>) {
+    let mut reader = PositionalReader::new(source);
+    reader.set_read_ahead(ahead);
+    let mut input = AsyncBufferedInput::new(reader);
+    assert_eq!(input.length().await.unwrap(), data.len() as u64);
+    let sizes = [1usize, 100, 8191, 8192, 8193, 65_536, 3, 300_000];
+    let mut pos = 0usize;
+    let mut i = 0;
+    while pos < data.len() {
+        let n = sizes[i % sizes.len()].min(data.len() - pos);
+        let got = input
+            .read_bytes_owned(n)
+            .await
+            .unwrap_or_else(|e| panic!("read {n} at {pos}: {e}"));
+        assert!(
+            got[..] == data[pos..pos + n],
+            "bytes differ in [{pos}, {})",
+            pos + n
+        );
+        pos += n;
+        i += 1;
+    }
+    assert_eq!(
+        input.read_byte().await.unwrap_err().kind(),
+        ErrorKind::UnexpectedEof
+    );
+    let mut rng = Rng::new(data.len() as u64);
+    for _ in 0..50 {
+        let at = rng.below(data.len() as u64) as usize;
+        let n = (rng.below(20_000) as usize).min(data.len() - at);
+        input.seek_to(at as u64);
+        let got = input.read_bytes_owned(n).await.unwrap();
+        assert!(
+            got[..] == data[at..at + n],
+            "bytes differ in [{at}, {})",
+            at + n
+        );
+    }
+    let mut slice = input.slice(1000, 50_000).await.unwrap();
+    let got = slice.read_bytes_owned(50_000).await.unwrap();
+    assert!(got[..] == data[1000..51_000]);
+    let mut clone = input.clone();
+    clone.seek_to(data.len() as u64 - 10);
+    assert_eq!(
+        &clone.read_bytes_owned(10).await.unwrap()[..],
+        &data[data.len() - 10..]
+    );
+}
+
+fn configs() -> [Option<ReadAhead>; 3] {
+    [
+        None,
+        Some(ReadAhead::default()),
+        Some(ReadAhead::new(64 << 10, 3)),
+    ]
+}
+
+#[tokio::test]
+#[ignore = "needs an HTTP/S3 server on 127.0.0.1: run .ci/run, or see the top of this file"]
+async fn http_nginx_every_byte() {
+    let (_, name, data) = object_file();
+    let url = format!("{}/{name}", env("ABI_HTTP_URL"));
+    for ahead in configs() {
+        let source = ObjectStoreSource::from_url(&url).await.unwrap();
+        assert_eq!(source.length(), data.len() as u64);
+        check_every_byte(source, &data, ahead).await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs an HTTP/S3 server on 127.0.0.1: run .ci/run, or see the top of this file"]
+async fn s3_every_byte() {
+    let (_, name, data) = object_file();
+    let url = format!("s3://{}/{name}", env("ABI_S3_BUCKET"));
+    env("AWS_ENDPOINT");
+    for ahead in configs() {
+        let source = ObjectStoreSource::from_url(&url).await.unwrap();
+        check_every_byte(source, &data, ahead).await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs an HTTP/S3 server on 127.0.0.1: run .ci/run, or see the top of this file"]
+async fn missing_objects_are_not_found_naming_the_url() {
+    let http = format!("{}/no-such-object.bin", env("ABI_HTTP_URL"));
+    let s3 = format!("s3://{}/no-such-object.bin", env("ABI_S3_BUCKET"));
+    for url in [http, s3] {
+        let e = ObjectStoreSource::from_url(&url).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{url}: {e}");
+        assert!(e.to_string().contains(&url), "{e}");
+    }
+}
+
+/// `scripts/http-server.sh` with its own state folder (so it does not disturb the shared
+/// server); prints the `KEY=VALUE` lines of `up`.
+fn own_nginx(state: &Path, args: &[&str], port: Option<u16>) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/http-server.sh");
+    let mut cmd = Command::new("bash");
+    cmd.arg(script).args(args).env("HTTP_STATE", state);
+    match port {
+        Some(port) => cmd.env("HTTP_PORT", port.to_string()),
+        None => cmd.env_remove("HTTP_PORT"), // not the shared server's
+    };
+    let out = cmd.output().expect("run scripts/http-server.sh");
+    assert!(
+        out.status.success(),
+        "http-server.sh {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Stops the test's own nginx even if the test fails.
+struct Down(PathBuf);
+
+impl Drop for Down {
+    fn drop(&mut self) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/http-server.sh");
+        let _ = Command::new("bash")
+            .arg(script)
+            .arg("down")
+            .env("HTTP_STATE", &self.0)
+            .output();
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs an HTTP/S3 server on 127.0.0.1: run .ci/run, or see the top of this file"]
+async fn http_server_down_fails_within_the_bound_then_the_same_input_resumes() {
+    let (path, name, data) = object_file();
+    let dir = path.parent().unwrap().to_str().unwrap().to_owned();
+    let state = std::env::temp_dir().join(format!("abi-http-fault-{}", std::process::id()));
+    let _down = Down(state.clone());
+    let vars = own_nginx(&state, &["up", &dir], None);
+    let port: u16 = vars
+        .lines()
+        .find_map(|l| l.strip_prefix("HTTP_PORT="))
+        .expect("HTTP_PORT in the output of up")
+        .parse()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/{name}");
+    let source = ObjectStoreSource::from_url(&url).await.unwrap();
+    let reader = PositionalReader::new(source).with_read_ahead(ReadAhead::new(64 << 10, 3));
+    let mut input = AsyncBufferedInput::new(reader);
+    let first = input.read_bytes_owned(100_000).await.unwrap();
+    assert!(first[..] == data[..100_000]);
+
+    own_nginx(&state, &["down"], None);
+    // Far from what read-ahead fetched, so the read needs the server.
+    let at = data.len() as u64 / 2;
+    input.seek_to(at);
+    let started = Instant::now();
+    let e = input.read_bytes_owned(50_000).await.unwrap_err();
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(3),
+        "a down server took {took:?} to fail: {e}"
+    );
+    assert!(e.to_string().contains(&url), "the error names the URL: {e}");
+    assert_eq!(input.position(), at, "a failed read consumes nothing");
+    // Still down: fails again, still in bounded time.
+    assert!(input.read_byte().await.is_err());
+
+    own_nginx(&state, &["up", &dir], Some(port));
+    let got = input.read_bytes_owned(50_000).await.unwrap();
+    assert!(got[..] == data[at as usize..at as usize + 50_000]);
+    let rest = data.len() - at as usize - 50_000;
+    let got = input.read_bytes_owned(rest).await.unwrap();
+    assert!(got[..] == data[at as usize + 50_000..]);
+}
+
+/// A server that answers a ranged GET with headers and a few bytes, then stalls: the read must
+/// fail within the documented bound (5 s request timeout, no retry after 3 s), not hang.
+#[tokio::test]
+async fn a_server_that_stalls_mid_body_fails_within_the_bound() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let mut request = [0u8; 4096];
+            let _ = conn.read(&mut request).await;
+            let head = "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-99999/1000000\r\n\
+                        Content-Length: 100000\r\nContent-Type: application/octet-stream\r\n\r\n";
+            let _ = conn.write_all(head.as_bytes()).await;
+            let _ = conn.write_all(&[7u8; 1000]).await;
+            held.push(conn); // never finish the body
+        }
+    });
+    let url = format!("http://{addr}/stall.bin");
+    let store = object_store::http::HttpBuilder::new()
+        .with_url(format!("http://{addr}"))
+        .with_client_options(ObjectStoreSource::client_options())
+        .with_retry(ObjectStoreSource::retry_config())
+        .build()
+        .unwrap();
+    let source = ObjectStoreSource::with_length(
+        std::sync::Arc::new(store),
+        object_store::path::Path::from("stall.bin"),
+        url.clone(),
+        1_000_000,
+    );
+    let mut input = AsyncBufferedInput::new(PositionalReader::new(source));
+    let started = Instant::now();
+    let e = input.read_bytes_owned(100_000).await.unwrap_err();
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(9),
+        "a stalled server took {took:?} to fail: {e}"
+    );
+    assert!(
+        e.to_string().contains("bytes=0-"),
+        "the error names the range: {e}"
+    );
+    assert!(e.to_string().contains(&url), "the error names the URL: {e}");
+    assert_eq!(input.position(), 0);
+    server.abort();
+}

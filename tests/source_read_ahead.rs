@@ -1,0 +1,464 @@
+//! Read-ahead, clones and slices of inputs over positional sources, and the `SlowLink` model.
+
+mod common;
+
+use std::future::Future;
+use std::io::{self, ErrorKind, SeekFrom};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_buffered_input::source::{
+    MemorySource, PositionalReader, PositionalSource, ReadAhead, SlowLink,
+};
+use async_buffered_input::{AsyncBufferedInput, InputError};
+use bytes::Bytes;
+use common::pattern_vec;
+use tokio::io::AsyncSeekExt;
+use tokio::time::Instant;
+
+/// A memory source whose n-th request takes n × `delay` (tokio time), and which counts them: every request
+/// asked, how many are alive (asked and neither completed nor dropped), and the most alive at
+/// once.
+#[derive(Default, Debug)]
+struct Probe {
+    data: MemorySource,
+    delay: Duration,
+    log: Mutex<Vec<(u64, usize)>>,
+    live: AtomicUsize,
+    max_live: AtomicUsize,
+}
+
+impl Probe {
+    fn new(len: usize, delay: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            data: MemorySource::new(pattern_vec(len)),
+            delay,
+            ..Default::default()
+        })
+    }
+    fn log(&self) -> Vec<(u64, usize)> {
+        self.log.lock().unwrap().clone()
+    }
+    fn live(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+    fn max_live(&self) -> usize {
+        self.max_live.load(Ordering::SeqCst)
+    }
+}
+
+struct Live<'a>(&'a Probe);
+
+impl<'a> Live<'a> {
+    fn new(p: &'a Probe) -> Self {
+        let now = p.live.fetch_add(1, Ordering::SeqCst) + 1;
+        p.max_live.fetch_max(now, Ordering::SeqCst);
+        Live(p)
+    }
+}
+
+impl Drop for Live<'_> {
+    fn drop(&mut self) {
+        self.0.live.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl PositionalSource for Probe {
+    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
+        self.log.lock().unwrap().push((offset, len));
+        let live = Live::new(self);
+        // The n-th request takes n times the delay, so later chunks are still in flight when
+        // earlier ones arrive.
+        let delay = self.delay * self.log.lock().unwrap().len() as u32;
+        async move {
+            let _live = live;
+            tokio::time::sleep(delay).await;
+            self.data.read_at(offset, len).await
+        }
+    }
+    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
+        self.data.len()
+    }
+}
+
+fn input(
+    probe: &Arc<Probe>,
+    cap: usize,
+    ahead: Option<ReadAhead>,
+) -> AsyncBufferedInput<PositionalReader<Probe>> {
+    let mut reader = PositionalReader::from_arc(probe.clone());
+    reader.set_read_ahead(ahead);
+    AsyncBufferedInput::with_capacity(cap, reader)
+}
+
+/// Lets spawned (and aborted) tasks run.
+async fn settle() {
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn read_ahead_starts_on_the_second_sequential_read() {
+    let probe = Probe::new(10_000, Duration::from_millis(1));
+    let mut input = input(&probe, 100, Some(ReadAhead::new(1000, 3)));
+    let mut buf = [0u8; 100];
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_eq!(probe.log(), [(0, 100)], "the first read is a plain request");
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_eq!(
+        probe.log(),
+        [(0, 100), (100, 1000), (1100, 1000), (2100, 1000)]
+    );
+    assert_eq!(&buf[..], &pattern_vec(200)[100..]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn random_reads_never_read_ahead() {
+    let probe = Probe::new(100_000, Duration::from_millis(1));
+    let mut input = input(&probe, 64, Some(ReadAhead::new(4096, 4)));
+    for at in [50_000u64, 10, 90_000, 3000, 70_000] {
+        input.seek_to(at);
+        input.read_byte().await.unwrap();
+    }
+    assert!(
+        probe.log().iter().all(|&(_, len)| len == 64),
+        "{:?}",
+        probe.log()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn sequential_read_requests_every_byte_once_and_stays_within_depth() {
+    let len = 200_000;
+    let probe = Probe::new(len, Duration::from_millis(3));
+    let ahead = ReadAhead::new(8192, 4);
+    let mut input = input(&probe, 1000, Some(ahead));
+    let data = pattern_vec(len);
+    let mut buf = [0u8; 100];
+    let mut pos = 0;
+    while pos + 100 <= len {
+        input.read_bytes(&mut buf).await.unwrap();
+        assert_eq!(buf[..], data[pos..pos + 100]);
+        pos += 100;
+        let reader = input.get_ref();
+        let held = usize::from(reader.bytes_held() > 0);
+        assert!(
+            reader.requests_in_flight() + held <= ahead.depth(),
+            "{reader:?}"
+        );
+        assert!(reader.bytes_held() <= ahead.chunk_size());
+    }
+    assert!(
+        probe.max_live() <= ahead.depth(),
+        "max live {}",
+        probe.max_live()
+    );
+    // The requests tile the file: no byte was asked twice, none skipped.
+    let mut log = probe.log();
+    log.sort();
+    let mut next = 0u64;
+    for &(at, n) in &log {
+        assert!(at >= next, "byte {at} requested twice: {log:?}");
+        assert_eq!(at, next, "gap before {at}");
+        next = at + n as u64;
+    }
+    assert!(next >= pos as u64);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_seek_elsewhere_discards_and_cancels_read_ahead() {
+    let probe = Probe::new(1_000_000, Duration::from_millis(50));
+    let mut input = input(&probe, 100, Some(ReadAhead::new(10_000, 4)));
+    let mut buf = [0u8; 100];
+    input.read_bytes(&mut buf).await.unwrap();
+    input.read_bytes(&mut buf).await.unwrap(); // read-ahead starts; first chunk awaited
+    settle().await;
+    assert_eq!(
+        probe.live(),
+        3,
+        "three more chunks in flight: {:?}",
+        probe.log()
+    );
+    input.seek_to(500_000);
+    input.read_byte().await.unwrap();
+    settle().await;
+    assert_eq!(
+        probe.live(),
+        0,
+        "chunks in flight cancelled: {:?}",
+        input.get_ref()
+    );
+    assert_eq!(input.get_ref().requests_in_flight(), 0);
+    assert_eq!(probe.log().last(), Some(&(500_000, 100)), "a plain request");
+    // Sequential again: read-ahead resumes from there.
+    input.seek_to(500_100);
+    input.read_byte().await.unwrap();
+    assert_eq!(probe.log().last(), Some(&(530_100, 10_000)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_forward_skip_inside_the_chunks_keeps_them() {
+    let probe = Probe::new(1_000_000, Duration::from_millis(5));
+    let mut input = input(&probe, 100, Some(ReadAhead::new(10_000, 4)));
+    let mut buf = [0u8; 100];
+    input.read_bytes(&mut buf).await.unwrap();
+    input.read_bytes(&mut buf).await.unwrap();
+    let asked = probe.log().len();
+    input.seek_to(25_000); // inside the third chunk
+    assert_eq!(
+        input.read_byte().await.unwrap(),
+        pattern_vec(25_001)[25_000]
+    );
+    let log = probe.log();
+    assert!(
+        log[asked..].iter().all(|&(at, _)| at >= 40_100),
+        "re-requested: {log:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_input_aborts_requests_in_flight() {
+    let probe = Probe::new(1_000_000, Duration::from_secs(1));
+    let mut input = input(&probe, 100, Some(ReadAhead::new(10_000, 4)));
+    input.seek_to(0);
+    let _ = tokio::time::timeout(Duration::from_millis(1), input.read_byte()).await;
+    settle().await;
+    assert_eq!(probe.live(), 1);
+    drop(input);
+    settle().await;
+    assert_eq!(probe.live(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_read_reuses_its_request() {
+    let probe = Probe::new(10_000, Duration::from_millis(10));
+    let mut input = input(&probe, 100, None);
+    input.seek_to(5000);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(5), input.read_byte())
+            .await
+            .is_err()
+    );
+    assert_eq!(input.position(), 5000);
+    assert_eq!(input.read_byte().await.unwrap(), pattern_vec(5001)[5000]);
+    assert_eq!(probe.log(), [(5000, 100)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn errors_discard_and_the_next_read_retries() {
+    struct Flaky {
+        data: MemorySource,
+        fail: std::sync::atomic::AtomicBool,
+    }
+    impl PositionalSource for Flaky {
+        fn read_at(
+            &self,
+            offset: u64,
+            len: usize,
+        ) -> impl Future<Output = io::Result<Bytes>> + Send {
+            let fail = self.fail.load(Ordering::SeqCst);
+            let read = self.data.read_at(offset, len);
+            async move {
+                if fail {
+                    Err(io::Error::new(
+                        ErrorKind::ConnectionReset,
+                        format!("flaky at {offset}"),
+                    ))
+                } else {
+                    read.await
+                }
+            }
+        }
+        fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
+            self.data.len()
+        }
+    }
+    let flaky = Arc::new(Flaky {
+        data: MemorySource::new(pattern_vec(100_000)),
+        fail: false.into(),
+    });
+    let reader = PositionalReader::from_arc(flaky.clone()).with_read_ahead(ReadAhead::new(1000, 2));
+    let mut input = AsyncBufferedInput::with_capacity(64, reader);
+    let mut buf = vec![0u8; 64];
+    input.read_bytes(&mut buf).await.unwrap();
+    input.read_bytes(&mut buf).await.unwrap();
+    flaky.fail.store(true, Ordering::SeqCst);
+    input.seek_to(50_000);
+    let e = input.read_bytes(&mut buf).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectionReset);
+    assert!(e.to_string().contains("flaky at 50000"), "{e}");
+    assert_eq!(input.position(), 50_000);
+    flaky.fail.store(false, Ordering::SeqCst);
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_eq!(buf[..], pattern_vec(50_064)[50_000..]);
+}
+
+// ----- clones and slices -----
+
+fn memory_input(len: usize, cap: usize) -> AsyncBufferedInput<PositionalReader<MemorySource>> {
+    AsyncBufferedInput::with_capacity(
+        cap,
+        PositionalReader::new(MemorySource::new(pattern_vec(len))),
+    )
+}
+
+#[tokio::test]
+async fn clones_are_independent() {
+    let data = pattern_vec(5000);
+    let mut a = memory_input(5000, 64);
+    a.seek_to(1000);
+    a.read_byte().await.unwrap();
+    let mut b = a.clone();
+    assert_eq!(b.position(), 1001);
+    assert_eq!(b.capacity(), 64);
+    assert_eq!(b.window(), 0..0, "fresh window");
+    let mut buf = [0u8; 300];
+    b.read_bytes(&mut buf).await.unwrap();
+    assert_eq!(buf[..], data[1001..1301]);
+    assert_eq!(a.position(), 1001);
+    a.seek_to(10);
+    assert_eq!(a.read_byte().await.unwrap(), data[10]);
+    assert_eq!(b.read_byte().await.unwrap(), data[1301]);
+}
+
+#[tokio::test]
+async fn slices_read_as_their_own_file_and_cannot_escape() {
+    let data = pattern_vec(5000);
+    let input = memory_input(5000, 16);
+    let mut s = input.slice(1000, 100).await.unwrap();
+    assert_eq!(s.position(), 0);
+    assert_eq!(s.length().await.unwrap(), 100);
+    assert_eq!(s.read_byte().await.unwrap(), data[1000]);
+    let mut buf = [0u8; 100];
+    let e = s.read_bytes(&mut buf).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof);
+    let detail = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+    assert_eq!(detail.available(), Some(99));
+    s.read_bytes(&mut buf[..99]).await.unwrap();
+    assert_eq!(buf[..99], data[1001..1100]);
+    assert!(s.read_byte().await.is_err());
+    // A large direct read cannot go past the slice either.
+    s.seek_to(0);
+    let mut big = vec![0u8; 101];
+    assert_eq!(
+        s.read_bytes(&mut big).await.unwrap_err().kind(),
+        ErrorKind::UnexpectedEof
+    );
+    assert_eq!(
+        &s.read_bytes_owned(100).await.unwrap()[..],
+        &data[1000..1100]
+    );
+    // SeekFrom::End is relative to the slice.
+    assert_eq!(s.seek(SeekFrom::End(-10)).await.unwrap(), 90);
+    assert_eq!(s.read_byte().await.unwrap(), data[1090]);
+    // A slice of a slice is relative to its parent; a clone of a slice is that slice.
+    let mut ss = s.slice(50, 20).await.unwrap();
+    assert_eq!(ss.read_byte().await.unwrap(), data[1050]);
+    assert_eq!(ss.length().await.unwrap(), 20);
+    let mut c = ss.clone();
+    c.seek_to(19);
+    assert_eq!(c.read_byte().await.unwrap(), data[1069]);
+    assert!(c.read_byte().await.is_err());
+    // Empty slices, at the end too.
+    let mut empty = input.slice(5000, 0).await.unwrap();
+    assert_eq!(empty.length().await.unwrap(), 0);
+    assert!(empty.read_byte().await.is_err());
+}
+
+#[tokio::test]
+async fn out_of_range_slices_are_invalid_input_naming_the_range() {
+    let input = memory_input(5000, 16);
+    for (offset, len) in [
+        (4990, 11),
+        (5001, 0),
+        (0, 5001),
+        (u64::MAX, 2),
+        (1, u64::MAX),
+    ] {
+        let e = input.slice(offset, len).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "slice({offset}, {len})");
+        let msg = e.to_string();
+        for n in [offset, len, 5000] {
+            assert!(
+                msg.contains(&n.to_string()),
+                "slice({offset}, {len}): {msg}"
+            );
+        }
+    }
+    let s = input.slice(100, 50).await.unwrap();
+    let e = s.slice(40, 11).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("length 50"), "{e}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slice_asks_the_source_length_once_at_most() {
+    let probe = Probe::new(3000, Duration::from_millis(1));
+    let input = input(&probe, 16, None);
+    let mut s = input.slice(2990, 10).await.unwrap();
+    let mut buf = [0u8; 10];
+    s.read_bytes(&mut buf).await.unwrap();
+    assert_eq!(buf[..], pattern_vec(3000)[2990..]);
+    assert_eq!(probe.log(), [(2990, 10)], "a slice never asks past its end");
+}
+
+// ----- SlowLink -----
+
+/// Reads `total` bytes sequentially in `request`-byte reads over a 2 ms / 100 MB/s link under
+/// paused time; returns the simulated time taken.
+async fn timed_read(total: usize, request: usize, ahead: Option<ReadAhead>) -> Duration {
+    let link = SlowLink::new(
+        MemorySource::new(vec![7u8; total]),
+        Duration::from_millis(2),
+        100_000_000,
+    );
+    let mut reader = PositionalReader::new(link);
+    reader.set_read_ahead(ahead);
+    let mut input = AsyncBufferedInput::new(reader);
+    let mut buf = vec![0u8; request];
+    let started = Instant::now();
+    for _ in 0..total / request {
+        input.read_bytes(&mut buf).await.unwrap();
+    }
+    started.elapsed()
+}
+
+#[tokio::test(start_paused = true)]
+async fn slow_link_is_deterministic() {
+    let a = timed_read(1 << 20, 100, Some(ReadAhead::default())).await;
+    let b = timed_read(1 << 20, 100, Some(ReadAhead::default())).await;
+    assert_eq!(a, b);
+    // 8 KiB plain requests: each costs 2 ms + 8192 bytes at 100 MB/s.
+    // 8 KiB plain requests: each costs 2 ms + 8192 bytes at 100 MB/s, and waits for tokio's
+    // timer, whose resolution is 1 ms.
+    let plain = timed_read(1 << 20, 8192, None).await;
+    let per_request = Duration::from_millis(2) + Duration::from_nanos(81_920);
+    assert!(plain >= per_request * 128, "{plain:?}");
+    assert!(
+        plain <= (per_request + Duration::from_millis(1)) * 128,
+        "{plain:?}"
+    );
+    assert_eq!(plain, timed_read(1 << 20, 8192, None).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn read_ahead_meets_the_link_goals_in_simulated_time() {
+    let total = 16 << 20;
+    let mib = timed_read(total, 1 << 20, None).await;
+    let plain = timed_read(total, 100, None).await;
+    for request in [100, 8192] {
+        let ahead = timed_read(total, request, Some(ReadAhead::default())).await;
+        let vs_mib = mib.as_secs_f64() / ahead.as_secs_f64();
+        let vs_plain = plain.as_secs_f64() / ahead.as_secs_f64();
+        assert!(
+            vs_mib >= 0.8,
+            "{request}-byte reads: {vs_mib:.2} of 1 MiB requests ({ahead:?} vs {mib:?})"
+        );
+        assert!(
+            vs_plain >= 4.0,
+            "{request}-byte reads: only {vs_plain:.1}x without read-ahead"
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! A byte-checking model sweep of `AsyncBufferedInput` over every positional source, independent
+//! of the shared conformance suite: random reads, seeks, skips and length queries at many window
+//! sizes, each compared with a `Vec<u8>` model (bytes, `UnexpectedEof`, position).
+
+mod common;
+
+use std::io::ErrorKind;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_buffered_input::source::{
+    FileSource, MemorySource, PositionalReader, PositionalSource, ReadAhead, SlowLink,
+};
+use async_buffered_input::AsyncBufferedInput;
+use common::{pattern_vec, Rng};
+
+fn file_source(data: &[u8]) -> FileSource {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "abi-source-sweep-{}-{}.bin",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::write(&path, data).expect("write temp file");
+    let file = std::fs::File::open(&path).expect("open temp file");
+    let _ = std::fs::remove_file(&path);
+    FileSource::from_std(file, path)
+}
+
+const CAPACITIES: [usize; 6] = [1, 7, 8, 64, 1024, 8192];
+
+/// Runs `ops` random operations on an input over `reader`, checking each against `data`.
+async fn sweep<S: PositionalSource>(
+    reader: PositionalReader<S>,
+    data: &[u8],
+    cap: usize,
+    seed: u64,
+    ops: usize,
+) {
+    let len = data.len() as u64;
+    let mut input = AsyncBufferedInput::with_capacity(cap, reader);
+    let mut rng = Rng::new(seed);
+    let mut pos = 0u64;
+    let sizes = [
+        1,
+        cap.saturating_sub(1),
+        cap,
+        cap + 1,
+        2 * cap + 3,
+        10 * cap,
+        13,
+        100,
+    ];
+    for step in 0..ops {
+        let ctx = format!("[cap {cap}, seed {seed}, step {step}, pos {pos}]");
+        let size = if rng.below(4) == 0 {
+            rng.below(3 * cap as u64 + 5) as usize
+        } else {
+            sizes[rng.below(sizes.len() as u64) as usize]
+        };
+        match rng.below(10) {
+            // Mostly sequential reads, so read-ahead engages.
+            0..=3 => {
+                let mut buf = vec![0u8; size];
+                let result = input.read_bytes(&mut buf).await;
+                if pos + size as u64 <= len {
+                    result.unwrap_or_else(|e| panic!("{ctx} read_bytes({size}): {e}"));
+                    assert_eq!(
+                        buf,
+                        data[pos as usize..pos as usize + size],
+                        "{ctx} read_bytes({size})"
+                    );
+                    pos += size as u64;
+                } else {
+                    let e = result.expect_err(&format!("{ctx} read_bytes({size}) past the end"));
+                    assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{ctx}: {e}");
+                }
+            }
+            4 => {
+                let result = input.read_byte().await;
+                if pos < len {
+                    assert_eq!(result.unwrap(), data[pos as usize], "{ctx} read_byte");
+                    pos += 1;
+                } else {
+                    assert_eq!(
+                        result.unwrap_err().kind(),
+                        ErrorKind::UnexpectedEof,
+                        "{ctx}"
+                    );
+                }
+            }
+            5 => {
+                let result = input.read_bytes_owned(size).await;
+                if pos + size as u64 <= len {
+                    let got =
+                        result.unwrap_or_else(|e| panic!("{ctx} read_bytes_owned({size}): {e}"));
+                    assert_eq!(&got[..], &data[pos as usize..pos as usize + size], "{ctx}");
+                    pos += size as u64;
+                } else {
+                    assert_eq!(
+                        result.unwrap_err().kind(),
+                        ErrorKind::UnexpectedEof,
+                        "{ctx}"
+                    );
+                }
+            }
+            6 => {
+                pos = rng.below(len + 2);
+                input.seek_to(pos);
+            }
+            7 => {
+                let n = rng.below(2 * cap as u64 + 1);
+                input.skip_bytes(n).unwrap();
+                pos += n;
+            }
+            8 => assert_eq!(input.length().await.unwrap(), len, "{ctx} length"),
+            _ => {
+                // Back to a recent position, as decoders do.
+                pos = pos.saturating_sub(rng.below(cap as u64 + 1)).min(len);
+                input.seek_to(pos);
+            }
+        }
+        assert_eq!(input.position(), pos, "{ctx} position");
+    }
+    // Finally everything, in one read.
+    input.seek_to(0);
+    let all = input.read_bytes_owned(data.len()).await.unwrap();
+    assert_eq!(&all[..], data, "whole file");
+    assert_eq!(
+        input.read_byte().await.unwrap_err().kind(),
+        ErrorKind::UnexpectedEof
+    );
+}
+
+fn configs() -> [Option<ReadAhead>; 4] {
+    [
+        None,
+        Some(ReadAhead::new(1, 1)),
+        Some(ReadAhead::new(100, 3)),
+        Some(ReadAhead::new(4096, 4)),
+    ]
+}
+
+#[tokio::test]
+async fn memory_source() {
+    let data = pattern_vec(50_000);
+    for (i, ahead) in configs().into_iter().enumerate() {
+        for cap in CAPACITIES {
+            let mut reader = PositionalReader::new(MemorySource::new(data.clone()));
+            reader.set_read_ahead(ahead);
+            sweep(reader, &data, cap, 1000 * i as u64 + cap as u64, 400).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn file_source_current_thread() {
+    let data = pattern_vec(40_000);
+    let source = std::sync::Arc::new(file_source(&data));
+    for (i, ahead) in configs().into_iter().enumerate() {
+        for cap in CAPACITIES {
+            let mut reader = PositionalReader::from_arc(source.clone());
+            reader.set_read_ahead(ahead);
+            sweep(reader, &data, cap, 2000 * i as u64 + cap as u64, 200).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_source_multi_thread() {
+    let data = pattern_vec(40_000);
+    let source = std::sync::Arc::new(file_source(&data));
+    for ahead in [None, Some(ReadAhead::new(777, 4))] {
+        for cap in [7, 8192] {
+            let mut reader = PositionalReader::from_arc(source.clone());
+            reader.set_read_ahead(ahead);
+            sweep(reader, &data, cap, 77 + cap as u64, 300).await;
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn slow_link_under_paused_time() {
+    let data = pattern_vec(30_000);
+    for (i, ahead) in configs().into_iter().enumerate() {
+        for cap in [1, 8, 1024, 8192] {
+            let link = SlowLink::new(
+                MemorySource::new(data.clone()),
+                Duration::from_millis(2),
+                10_000_000,
+            );
+            let mut reader = PositionalReader::new(link);
+            reader.set_read_ahead(ahead);
+            sweep(reader, &data, cap, 3000 * i as u64 + cap as u64, 200).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn slices_and_clones() {
+    let data = pattern_vec(20_000);
+    for ahead in [None, Some(ReadAhead::new(300, 2))] {
+        let mut reader = PositionalReader::new(MemorySource::new(data.clone()));
+        reader.set_read_ahead(ahead);
+        let input = AsyncBufferedInput::with_capacity(64, reader);
+        let slice = input.slice(1234, 10_000).await.unwrap();
+        let inner = slice.slice(1000, 5000).await.unwrap();
+        for cap in [1, 64] {
+            let s = AsyncBufferedInput::with_capacity(cap, slice.get_ref().clone());
+            sweep(
+                s.into_inner(),
+                &data[1234..11_234],
+                cap,
+                5 + cap as u64,
+                300,
+            )
+            .await;
+            sweep(
+                inner.get_ref().clone(),
+                &data[2234..7234],
+                cap,
+                9 + cap as u64,
+                300,
+            )
+            .await;
+        }
+    }
+}
