@@ -15,7 +15,8 @@
 //!   `read_u8`, then one `read_exact`), tokio's best shape, for reference;
 //! - `floor/slice`: the same decoder, synchronous, over a `&[u8]`, for reference.
 //!
-//! Run: `cargo bench --bench decode`.
+//! Timed by `support/clock.rs`: the bench thread's CPU time (`ABI_BENCH_CLOCK=wall` for wall
+//! time). Run: `cargo bench --bench decode`.
 
 #[path = "support/clock.rs"]
 mod clock;

@@ -13,7 +13,8 @@
 //! - `std_bufreader/read_exact`: synchronous `std::io::BufReader` (the same two copies, no async);
 //! - `floor/slice_copy`: `read_exact` from a `&[u8]` (one copy), for reference.
 //!
-//! Run: `cargo bench --bench in_memory` (filter with e.g. `-- sequential/8/`).
+//! Timed by `support/clock.rs`: the bench thread's CPU time (`ABI_BENCH_CLOCK=wall` for wall
+//! time). Run: `cargo bench --bench in_memory` (filter with e.g. `-- sequential/8/`).
 
 #[path = "support/clock.rs"]
 mod clock;

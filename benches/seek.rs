@@ -12,7 +12,8 @@
 //!   `seek_relative`, which keeps the buffer for in-buffer targets, for reference.
 //! - `floor/slice_copy`: copying 100 bytes out of a `&[u8]` at each offset, for reference.
 //!
-//! Run: `cargo bench --bench seek`.
+//! Timed by `support/clock.rs`: the bench thread's CPU time (`ABI_BENCH_CLOCK=wall` for wall
+//! time). Run: `cargo bench --bench seek`.
 
 #[path = "support/clock.rs"]
 mod clock;

@@ -10,7 +10,7 @@ use std::io;
 /// happened (`UnexpectedEof` for a read past the end, `InvalidData` for malformed encodings, the
 /// source's own kind for source failures) and whose payload is an `InputError` naming the
 /// operation, the position it started at, and the lengths involved. Reach it with
-/// [`io::Error::get_ref`] and [`downcast_ref`](StdError::downcast_ref):
+/// [`io::Error::get_ref`] and [`downcast_ref`](https://doc.rust-lang.org/std/error/trait.Error.html#method.downcast_ref):
 ///
 /// ```
 /// use async_buffered_input::{AsyncBufferedInput, InputError};

@@ -49,8 +49,18 @@ pub(crate) async fn run_cell(
     let counted = match source {
         CellSource::Stream(source) if !cell.reader.uses_read_ahead() => CountingSource::new(source),
         CellSource::Positional(source) if cell.reader.uses_read_ahead() => {
-            let reader = PositionalReader::new(CountingPositionalSource::new(source))
+            let mut reader = PositionalReader::new(CountingPositionalSource::new(source))
                 .with_read_ahead(read_ahead);
+            // Learn the length before the clock starts (one `len`, not a read), as the stream
+            // readers' sources are opened and sought to 0 before it: read-ahead then stops at
+            // the end instead of asking past it.
+            let length = async {
+                reader.seek(SeekFrom::End(0)).await?;
+                reader.seek(SeekFrom::Start(0)).await
+            };
+            length.await.map_err(|e| {
+                io::Error::new(e.kind(), format!("{cell}: cannot find the length: {e}"))
+            })?;
             let input = AsyncBufferedInput::try_with_capacity(capacity()?, reader)?;
             let timed = drive(
                 BufferedReadAhead(input),

@@ -1,5 +1,4 @@
 use std::fmt;
-use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -17,7 +16,8 @@ use crate::source::PositionalSource;
 ///
 /// - [`requests`](Self::requests): `read_at` requests, counted when the request starts (its
 ///   future is first polled), whether it then succeeds, fails, or is abandoned in flight (a
-///   read-ahead chunk discarded by a seek still cost the source a request);
+///   read-ahead chunk discarded by a seek still cost the source a request; so did one past the
+///   end, though some sources answer it without I/O);
 /// - [`jumps`](Self::jumps): requests that did not start where the previous one ended (the
 ///   first is expected at offset 0). A positional source has no cursor to seek, so this is what
 ///   a seek would have been: the rewind between passes, a read elsewhere;
@@ -116,23 +116,19 @@ impl<S> CountingPositionalSource<S> {
 
 impl<S: PositionalSource> PositionalSource for CountingPositionalSource<S> {
     /// The source's `read_at`, counted when first polled.
-    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
-        async move {
-            self.count_request(offset, len);
-            let read = self.inner.read_at(offset, len).await;
-            if let Ok(bytes) = &read {
-                self.bytes.fetch_add(bytes.len() as u64, Relaxed);
-            }
-            read
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        self.count_request(offset, len);
+        let read = self.inner.read_at(offset, len).await;
+        if let Ok(bytes) = &read {
+            self.bytes.fetch_add(bytes.len() as u64, Relaxed);
         }
+        read
     }
 
     /// The source's `len`, counted when first polled.
-    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
-        async move {
-            self.length_requests.fetch_add(1, Relaxed);
-            self.inner.len().await
-        }
+    async fn len(&self) -> io::Result<u64> {
+        self.length_requests.fetch_add(1, Relaxed);
+        self.inner.len().await
     }
 }
 

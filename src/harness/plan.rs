@@ -28,7 +28,8 @@ use crate::source::ReadAhead;
 /// [positional form](Source::open_positional) instead, wraps it in a
 /// [`CountingPositionalSource`](super::CountingPositionalSource), and reads it through a
 /// [`PositionalReader`](crate::source::PositionalReader) with the plan's
-/// [`read_ahead`](Self::read_ahead) under an `AsyncBufferedInput`.
+/// [`read_ahead`](Self::read_ahead) under an `AsyncBufferedInput`; that reader asks the source's
+/// length before the clock starts, so read-ahead stops at the end of the file.
 ///
 /// # Time budget
 ///

@@ -208,7 +208,7 @@ impl Source {
     /// - `file:///path/to/file` (or `file://localhost/path/to/file`): that local file, as
     ///   [`file`](Self::file) (`%XX` escapes decoded), so a write phase can write it;
     /// - `http://`, `https://` and `s3://` URLs: the object, as
-    ///   [`object_store`](Self::object_store), in builds with the cargo feature `object-store`.
+    ///   `Source::object_store`, in builds with the cargo feature `object-store`.
     ///
     /// Nothing is opened yet: a missing file or object is an error of the first open.
     ///

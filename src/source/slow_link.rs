@@ -13,7 +13,7 @@ use super::PositionalSource;
 /// `bandwidth` bytes per second.
 ///
 /// The model is deterministic and runs on [`tokio::time`], so it works under
-/// [`tokio::time::pause`] (tests then take no real time):
+/// `tokio::time::pause` (tests then take no real time):
 ///
 /// - a request issued at `t` is answered at `max(t + latency, link free) + len / bandwidth`,
 ///   where "link free" is when the previous transfer ends: concurrent requests overlap their
