@@ -34,6 +34,7 @@
 mod error;
 pub mod harness;
 mod input;
+mod seek_from;
 pub mod source;
 mod stats;
 

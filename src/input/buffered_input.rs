@@ -11,6 +11,7 @@ use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, ReadBuf};
 
 use super::window_read::{ReadFuture, WindowRead};
 use crate::error::InputError;
+use crate::seek_from::{self, SeekStart};
 use crate::stats::Stats;
 
 /// A buffered, seekable async input over a slow source, in the manner of Lucene's
@@ -695,17 +696,6 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         self.seek_in_flight = Some(seek);
         Poll::Ready(Ok(()))
     }
-
-    /// The target of a `SeekFrom` relative to the current position or to a known length.
-    fn seek_target(&self, base: u64, offset: i64) -> io::Result<u64> {
-        base.checked_add_signed(offset).ok_or_else(|| {
-            InputError::invalid_input(
-                "seek",
-                self.pos,
-                format!("offset {offset} from {base} is outside 0..=u64::MAX"),
-            )
-        })
-    }
 }
 
 /// The progress of a [`poll_read_exact_at`](AsyncBufferedInput::poll_read_exact_at).
@@ -875,13 +865,9 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncSeek for AsyncBufferedInput<R> {
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let me = self.get_mut();
         me.pending_end_seek = None;
-        match position {
-            SeekFrom::Start(target) => me.pos = target,
-            SeekFrom::Current(offset) => me.pos = me.seek_target(me.pos, offset)?,
-            SeekFrom::End(offset) => match me.length {
-                Some(length) => me.pos = me.seek_target(length, offset)?,
-                None => me.pending_end_seek = Some(offset),
-            },
+        match seek_from::start(me.pos, me.length, position)? {
+            SeekStart::To(target) => me.pos = target,
+            SeekStart::FromEnd(offset) => me.pending_end_seek = Some(offset),
         }
         Ok(())
     }
@@ -894,7 +880,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncSeek for AsyncBufferedInput<R> {
             // by a later `poll_complete`.
             let length = ready!(me.poll_length(cx));
             me.pending_end_seek = None;
-            me.pos = me.seek_target(length?, offset)?;
+            me.pos = seek_from::target(me.pos, length?, offset)?;
         }
         Poll::Ready(Ok(me.pos))
     }

@@ -11,6 +11,7 @@ use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
 use tokio::task::JoinHandle;
 
 use super::{PositionalSource, ReadAhead};
+use crate::seek_from::{self, SeekStart};
 
 /// An [`AsyncRead`] + [`AsyncSeek`] adapter over a [`PositionalSource`], so that an
 /// [`AsyncBufferedInput`](crate::AsyncBufferedInput) can read it: the reader keeps its own
@@ -388,15 +389,6 @@ impl<S: PositionalSource> PositionalReader<S> {
         self.length = Some(length);
         Poll::Ready(Ok(length))
     }
-
-    fn seek_target(&self, base: u64, offset: i64) -> io::Result<u64> {
-        base.checked_add_signed(offset).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("seek to {offset} from {base} is outside 0..=u64::MAX"),
-            )
-        })
-    }
 }
 
 impl<S: PositionalSource> Clone for PositionalReader<S> {
@@ -439,13 +431,9 @@ impl<S: PositionalSource> AsyncSeek for PositionalReader<S> {
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let me = self.get_mut();
         me.pending_end_seek = None;
-        match position {
-            SeekFrom::Start(target) => me.pos = target,
-            SeekFrom::Current(offset) => me.pos = me.seek_target(me.pos, offset)?,
-            SeekFrom::End(offset) => match me.length {
-                Some(length) => me.pos = me.seek_target(length, offset)?,
-                None => me.pending_end_seek = Some(offset),
-            },
+        match seek_from::start(me.pos, me.length, position)? {
+            SeekStart::To(target) => me.pos = target,
+            SeekStart::FromEnd(offset) => me.pending_end_seek = Some(offset),
         }
         Ok(())
     }
@@ -454,9 +442,9 @@ impl<S: PositionalSource> AsyncSeek for PositionalReader<S> {
     fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
         let me = self.get_mut();
         if let Some(offset) = me.pending_end_seek {
-            let length = ready!(me.poll_view_length(cx))?;
+            let length = ready!(me.poll_view_length(cx));
             me.pending_end_seek = None;
-            me.pos = me.seek_target(length, offset)?;
+            me.pos = seek_from::target(me.pos, length?, offset)?;
         }
         Poll::Ready(Ok(me.pos))
     }
