@@ -1,5 +1,7 @@
 //! A page-cached local file read sequentially in 100-byte and 64 KiB requests: ours over
-//! `PositionalReader<FileSource>` with and without read-ahead, against tokio's `BufReader` over
+//! `PositionalReader<FileSource>` with and without read-ahead (page cache reads on, the
+//! default), and with read-ahead but page cache reads off (every read on the blocking pool),
+//! against tokio's `BufReader` over
 //! `tokio::fs::File`, std's synchronous `BufReader<File>` (same 8 KiB window), and a 1 MiB
 //! `File::read` loop (the `dd bs=1M` stand-in).
 //!
@@ -130,6 +132,7 @@ fn bench(c: &mut Criterion) {
     let path = file.path().to_path_buf();
     let rt = runtime();
     let source = Arc::new(rt.block_on(FileSource::open(&path)).expect("open"));
+    let blocking = Arc::new(FileSource::clone(&source).with_page_cache_reads(false));
     let ahead = ReadAhead::new(256 << 10, 4);
 
     for request in [100usize, 64 << 10] {
@@ -141,12 +144,16 @@ fn bench(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("ours_read_ahead_256KiBx4", request), |b| {
             b.iter(|| rt.block_on(ours(source.clone(), Some(ahead), request, len)))
         });
+        group.bench_function(
+            BenchmarkId::new("ours_blocking_pool_256KiBx4", request),
+            |b| b.iter(|| rt.block_on(ours(blocking.clone(), Some(ahead), request, len))),
+        );
         for (chunk, depth) in extra_read_ahead() {
-            let id = format!("ours_read_ahead_{}KiBx{depth}", chunk >> 10);
+            let id = format!("ours_blocking_pool_{}KiBx{depth}", chunk >> 10);
             group.bench_function(BenchmarkId::new(id, request), |b| {
                 b.iter(|| {
                     rt.block_on(ours(
-                        source.clone(),
+                        blocking.clone(),
                         Some(ReadAhead::new(chunk, depth)),
                         request,
                         len,

@@ -1,6 +1,7 @@
 //! The core conformance sweep (`common::conformance_with_capacity`) against positional sources
-//! behind `PositionalReader`: memory, a local file with and without read-ahead, and a simulated
-//! slow link under paused time.
+//! behind `PositionalReader`: memory, a local file with and without read-ahead (with page cache
+//! reads, the default, and without: every read on the blocking pool), a source only partly at
+//! hand to `try_read_at`, and a simulated slow link under paused time.
 
 #[macro_use]
 mod common;
@@ -45,6 +46,23 @@ conformance_tests!(file_read_ahead, |data: Vec<u8>| {
 });
 conformance_tests!(file_read_ahead_small_chunks, |data: Vec<u8>| {
     PositionalReader::new(file_source(data)).with_read_ahead(ReadAhead::new(77, 2))
+});
+
+conformance_tests!(file_blocking_pool, |data: Vec<u8>| PositionalReader::new(
+    file_source(data).with_page_cache_reads(false)
+));
+conformance_tests!(file_blocking_pool_read_ahead, |data: Vec<u8>| {
+    PositionalReader::new(file_source(data).with_page_cache_reads(false))
+        .with_read_ahead(ReadAhead::new(4096, 4))
+});
+conformance_tests!(partly_at_hand, |data: Vec<u8>| PositionalReader::new(
+    PartlyAtHand::new(data, 1)
+));
+conformance_tests!(partly_at_hand_read_ahead, |data: Vec<u8>| {
+    PositionalReader::new(PartlyAtHand::new(data, 2)).with_read_ahead(ReadAhead::new(300, 3))
+});
+conformance_tests!(partly_at_hand_small_chunks, |data: Vec<u8>| {
+    PositionalReader::new(PartlyAtHand::new(data, 3)).with_read_ahead(ReadAhead::new(5, 2))
 });
 
 // A clone of a reader reads like the original.

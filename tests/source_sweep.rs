@@ -12,7 +12,7 @@ use async_buffered_input::source::{
     FileSource, MemorySource, PositionalReader, PositionalSource, ReadAhead, SlowLink,
 };
 use async_buffered_input::AsyncBufferedInput;
-use common::{pattern_vec, Rng};
+use common::{pattern_vec, PartlyAtHand, Rng};
 
 fn file_source(data: &[u8]) -> FileSource {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -166,6 +166,36 @@ async fn file_source_current_thread() {
     }
 }
 
+#[tokio::test]
+async fn file_source_blocking_pool() {
+    let data = pattern_vec(40_000);
+    let source = std::sync::Arc::new(file_source(&data).with_page_cache_reads(false));
+    for (i, ahead) in configs().into_iter().enumerate() {
+        for cap in [1, 64, 8192] {
+            let mut reader = PositionalReader::from_arc(source.clone());
+            reader.set_read_ahead(ahead);
+            sweep(reader, &data, cap, 2500 * i as u64 + cap as u64, 200).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn partly_at_hand_source() {
+    let data = pattern_vec(50_000);
+    for (i, ahead) in configs().into_iter().enumerate() {
+        for cap in CAPACITIES {
+            let source = std::sync::Arc::new(PartlyAtHand::new(data.clone(), i as u64));
+            let mut reader = PositionalReader::from_arc(source.clone());
+            reader.set_read_ahead(ahead);
+            sweep(reader, &data, cap, 4000 * i as u64 + cap as u64, 400).await;
+            // Both ways of reading were used.
+            let immediate = source.immediate_bytes.load(Ordering::Relaxed);
+            let requests = source.requests.load(Ordering::Relaxed);
+            assert!(immediate > 0 && requests > 0, "{source:?}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_source_multi_thread() {
     let data = pattern_vec(40_000);
@@ -196,11 +226,11 @@ async fn slow_link_under_paused_time() {
     }
 }
 
-#[tokio::test]
-async fn slices_and_clones() {
-    let data = pattern_vec(20_000);
+/// Slices (and a slice of a slice) read as their own files, with read-ahead and with bytes at
+/// hand, and never outside their range.
+async fn slices_and_clones_of<S: PositionalSource>(make: impl Fn() -> S, data: &[u8]) {
     for ahead in [None, Some(ReadAhead::new(300, 2))] {
-        let mut reader = PositionalReader::new(MemorySource::new(data.clone()));
+        let mut reader = PositionalReader::new(make());
         reader.set_read_ahead(ahead);
         let input = AsyncBufferedInput::with_capacity(64, reader);
         let slice = input.slice(1234, 10_000).await.unwrap();
@@ -225,4 +255,13 @@ async fn slices_and_clones() {
             .await;
         }
     }
+}
+
+#[tokio::test]
+async fn slices_and_clones() {
+    let data = pattern_vec(20_000);
+    slices_and_clones_of(|| MemorySource::new(data.clone()), &data).await;
+    slices_and_clones_of(|| PartlyAtHand::new(data.clone(), 7), &data).await;
+    let file = std::sync::Arc::new(file_source(&data));
+    slices_and_clones_of(|| FileSource::clone(&file), &data).await;
 }

@@ -54,6 +54,7 @@ impl BoxPositionalSource {
 trait DynPositional: Send + Sync + 'static {
     fn dyn_read_at(&self, offset: u64, len: usize) -> BoxFuture<'_, io::Result<Bytes>>;
     fn dyn_len(&self) -> BoxFuture<'_, io::Result<u64>>;
+    fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize;
 }
 
 impl<S: PositionalSource> DynPositional for S {
@@ -63,6 +64,10 @@ impl<S: PositionalSource> DynPositional for S {
 
     fn dyn_len(&self) -> BoxFuture<'_, io::Result<u64>> {
         Box::pin(self.len())
+    }
+
+    fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        self.try_read_at(offset, buf)
     }
 }
 
@@ -75,6 +80,11 @@ impl PositionalSource for BoxPositionalSource {
     /// The boxed source's `len`.
     fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
         self.inner.dyn_len()
+    }
+
+    /// The boxed source's `try_read_at`.
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        self.inner.dyn_try_read_at(offset, buf)
     }
 }
 

@@ -17,7 +17,11 @@ use crate::source::PositionalSource;
 /// - [`requests`](Self::requests): `read_at` requests, counted when the request starts (its
 ///   future is first polled), whether it then succeeds, fails, or is abandoned in flight (a
 ///   read-ahead chunk discarded by a seek still cost the source a request; so did one past the
-///   end, though some sources answer it without I/O);
+///   end, though some sources answer it without I/O), plus the
+///   [`try_read_at`](PositionalSource::try_read_at) calls that read something (a page cache
+///   read is a read of the file);
+/// - [`immediate`](Self::immediate): of those, the `try_read_at` calls that read something.
+///   Calls that read nothing (nothing at hand) are not counted: they cost no I/O;
 /// - [`jumps`](Self::jumps): requests that did not start where the previous one ended (the
 ///   first is expected at offset 0). A positional source has no cursor to seek, so this is what
 ///   a seek would have been: the rewind between passes, a read elsewhere;
@@ -49,6 +53,7 @@ use crate::source::PositionalSource;
 pub struct CountingPositionalSource<S> {
     inner: S,
     requests: AtomicU64,
+    immediate: AtomicU64,
     jumps: AtomicU64,
     bytes: AtomicU64,
     length_requests: AtomicU64,
@@ -63,6 +68,7 @@ impl<S> CountingPositionalSource<S> {
         Self {
             inner,
             requests: AtomicU64::new(0),
+            immediate: AtomicU64::new(0),
             jumps: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             length_requests: AtomicU64::new(0),
@@ -74,6 +80,11 @@ impl<S> CountingPositionalSource<S> {
     /// outcome.
     pub fn requests(&self) -> u64 {
         self.requests.load(Relaxed)
+    }
+
+    /// `try_read_at` calls that read something (also counted in [`requests`](Self::requests)).
+    pub fn immediate(&self) -> u64 {
+        self.immediate.load(Relaxed)
     }
 
     /// Requests that did not start where the previous request's range ended (the first is
@@ -130,12 +141,25 @@ impl<S: PositionalSource> PositionalSource for CountingPositionalSource<S> {
         self.length_requests.fetch_add(1, Relaxed);
         self.inner.len().await
     }
+
+    /// The source's `try_read_at`, counted as a request (and an immediate one) if it read
+    /// something.
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        let n = self.inner.try_read_at(offset, buf);
+        if n > 0 {
+            self.count_request(offset, n);
+            self.immediate.fetch_add(1, Relaxed);
+            self.bytes.fetch_add(n as u64, Relaxed);
+        }
+        n
+    }
 }
 
 impl<S> fmt::Debug for CountingPositionalSource<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CountingPositionalSource")
             .field("requests", &self.requests())
+            .field("immediate", &self.immediate())
             .field("jumps", &self.jumps())
             .field("bytes", &self.bytes())
             .field("length_requests", &self.length_requests())
@@ -162,7 +186,7 @@ mod tests {
         assert_eq!(source.length_requests(), 1);
         assert_eq!(
             format!("{source:?}"),
-            "CountingPositionalSource { requests: 2, jumps: 1, bytes: 10, length_requests: 1, .. }"
+            "CountingPositionalSource { requests: 2, immediate: 0, jumps: 1, bytes: 10, length_requests: 1, .. }"
         );
     }
 

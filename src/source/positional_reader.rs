@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
-use bytes::{Buf, Bytes};
+use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
 use tokio::task::JoinHandle;
 
@@ -23,6 +23,11 @@ use crate::seek_from::{self, SeekStart};
 /// - **Without read-ahead** a read is one request for as many bytes as the caller's buffer has
 ///   room for (at most 16 MiB), and at most one request is in flight. If the read's future is
 ///   dropped and the same read comes again, the request in flight is reused.
+/// - **Bytes at hand first**: when no request serves the cursor, the reader asks the source's
+///   [`try_read_at`](PositionalSource::try_read_at) to copy bytes straight into the caller's
+///   buffer (for [`FileSource`](super::FileSource), what the page cache holds). Only when that
+///   gives nothing does a request start. So a cached local file costs one copy per read and no
+///   task, and read-ahead starts only for data that is not at hand.
 /// - **With [`ReadAhead`]**, once a read starts where the previous one ended, the reader requests
 ///   the following chunks before they are asked for, keeping at most `depth` chunks requested or
 ///   received and unconsumed. Reads are served from the chunks as they arrive, with one copy into
@@ -74,6 +79,9 @@ pub struct PositionalReader<S> {
     // Empty (and holding no allocation) when there are none.
     ready: Bytes,
     ready_at: u64,
+    // The buffer of the last chunk read at hand (see `poll_read_now`), kept whole to be reused
+    // once `ready` no longer shares it. At most one chunk; empty without read-ahead.
+    spare: Bytes,
     // Requests in flight, in offset order and contiguous (each starts where the previous one
     // ends), and after `ready`. Invariants (`debug_assert_invariants`):
     // - reading ahead (`ahead_at` is `Some`): `requests.len() + (ready held) <= depth`, and
@@ -110,6 +118,7 @@ impl<S: PositionalSource> PositionalReader<S> {
     /// Changes the read-ahead (`None`: off). Chunks already requested are discarded.
     pub fn set_read_ahead(&mut self, read_ahead: Option<ReadAhead>) {
         self.discard_requests();
+        self.spare = Bytes::new();
         self.read_ahead = read_ahead;
     }
 
@@ -124,6 +133,7 @@ impl<S: PositionalSource> PositionalReader<S> {
             next_sequential: None,
             ready: Bytes::new(),
             ready_at: 0,
+            spare: Bytes::new(),
             requests: VecDeque::new(),
             ahead_at: None,
             length_request: None,
@@ -325,6 +335,10 @@ impl<S: PositionalSource> PositionalReader<S> {
             }
             self.retarget(at);
             if self.requests.is_empty() {
+                if ready!(self.poll_read_now(cx, at, buf)) {
+                    self.debug_assert_invariants();
+                    return Poll::Ready(Ok(()));
+                }
                 if self.read_ahead.is_some() && self.next_sequential == Some(at) {
                     self.ahead_at = Some(at);
                     self.top_up(cx);
@@ -369,6 +383,72 @@ impl<S: PositionalSource> PositionalReader<S> {
                 }
             }
         }
+    }
+
+    /// Reads at `at` from what the source has at hand ([`PositionalSource::try_read_at`]);
+    /// returns whether it read any. Spends the task's tokio budget like any I/O resource, so a
+    /// reader whose reads never wait still lets other tasks run.
+    ///
+    /// The bytes go straight into `buf`, except for a sequential read with read-ahead on and a
+    /// `buf` smaller than a chunk: then a whole chunk is read into `ready` (in a reused buffer)
+    /// and `buf` is served from it, so that small reads cost one call to the source per chunk,
+    /// not one each.
+    fn poll_read_now(
+        &mut self,
+        cx: &mut Context<'_>,
+        at: u64,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<bool> {
+        let coop = ready!(tokio::task::coop::poll_proceed(cx));
+        let left = self.length.map_or(usize::MAX, |length| {
+            usize::try_from(length - at).unwrap_or(usize::MAX)
+        });
+        let offset = self.base.saturating_add(at);
+        let chunk = match self.read_ahead {
+            Some(read_ahead)
+                if self.next_sequential == Some(at)
+                    && buf.remaining() < read_ahead.chunk_size() =>
+            {
+                read_ahead.chunk_size().min(left)
+            }
+            _ => 0,
+        };
+        let copied = if chunk > buf.remaining() {
+            debug_assert!(self.ready.is_empty(), "reading a chunk over held bytes");
+            let mut block = match std::mem::take(&mut self.spare).try_into_mut() {
+                Ok(block) if block.len() >= chunk => block,
+                _ => BytesMut::zeroed(chunk),
+            };
+            let got = self
+                .source
+                .try_read_at(offset, &mut block[..chunk])
+                .min(chunk);
+            let block = block.freeze();
+            let copied = got.min(buf.remaining());
+            if got > 0 {
+                buf.put_slice(&block[..copied]);
+                self.ready = block.slice(..got);
+                self.ready_at = at;
+                self.consume_ready(at, copied);
+            }
+            self.spare = block;
+            copied
+        } else {
+            let room = buf.remaining().min(left);
+            let n = self
+                .source
+                .try_read_at(offset, buf.initialize_unfilled_to(room))
+                .min(room);
+            buf.advance(n);
+            n
+        };
+        if copied == 0 {
+            return Poll::Ready(false); // `coop` gives the budget back
+        }
+        coop.made_progress();
+        self.pos = at + copied as u64;
+        self.next_sequential = Some(self.pos);
+        Poll::Ready(true)
     }
 
     fn poll_view_length(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {

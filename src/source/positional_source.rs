@@ -20,6 +20,10 @@ use bytes::Bytes;
 ///   underlying [`io::ErrorKind`].
 /// - The futures must be `Send`; they may be dropped before they complete (a seek elsewhere
 ///   discards read-ahead), so they must not leave shared state inconsistent when dropped.
+/// - [`try_read_at`](Self::try_read_at) is optional: a source that can sometimes answer without
+///   waiting (a local file whose bytes are in the page cache) implements it, and
+///   [`PositionalReader`](super::PositionalReader) then tries it first and reads straight into
+///   its caller's buffer, with no task, no blocking-pool round trip and no second copy.
 #[allow(clippy::len_without_is_empty)] // `len` is a future; an `is_empty` would be one more request
 pub trait PositionalSource: Send + Sync + 'static {
     /// Reads up to `len` bytes at `offset`.
@@ -30,4 +34,20 @@ pub trait PositionalSource: Send + Sync + 'static {
 
     /// The source's length in bytes.
     fn len(&self) -> impl Future<Output = io::Result<u64>> + Send;
+
+    /// Copies bytes at `offset` into `buf` now, on the calling thread, if the source has them
+    /// without waiting; returns how many (at most `buf.len()`).
+    ///
+    /// `0` says nothing about the data: the bytes may not be at hand (not in the page cache),
+    /// the source may not support this at all (the default), or `offset` may be at the end. The
+    /// caller then asks [`read_at`](Self::read_at), which is authoritative. Fewer than
+    /// `buf.len()` bytes are fine too (only part of the range is at hand).
+    ///
+    /// This is called from async code, so it must not block: no I/O waits, no contended locks.
+    /// Failures are not reported here either: return 0 and let `read_at` report them with
+    /// its context.
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        let _ = (offset, buf);
+        0
+    }
 }

@@ -11,7 +11,10 @@
 //!   error and/or one seek error, all deterministically.
 //! * [`Gated`]: an in-memory source whose reads and seeks stay `Pending` until the test releases
 //!   them (for cancellation tests).
-//! * [`temp_tokio_file`]: a real `tokio::fs::File` over given bytes.
+//! * [`temp_tokio_file`]: a real `tokio::fs::File` over given bytes; [`temp_std_file`] the same
+//!   as a `std::fs::File`.
+//! * [`PartlyAtHand`]: a positional source only part of which `try_read_at` can serve (like a
+//!   file partly in the page cache), with short answers at every gap.
 //! * [`Checked`]: drives an `AsyncBufferedInput` next to a trivial model (`Vec<u8>` + position) and
 //!   checks bytes, errors, `position()`, `buffer()` and `window()` after every call.
 //! * [`conformance`] / [`conformance_with_capacity`] / `conformance_tests!`: the generic
@@ -679,6 +682,94 @@ pub fn temp_tokio_file(data: Vec<u8>) -> tokio::fs::File {
     let file = std::fs::File::open(&path).expect("open temp file");
     let _ = std::fs::remove_file(&path);
     tokio::fs::File::from_std(file)
+}
+
+/// Writes `data` to a uniquely named file in `std::env::temp_dir()`, opens it and unlinks it at
+/// once; returns the open file and the path it had (for messages).
+pub fn temp_std_file(data: &[u8]) -> (std::fs::File, std::path::PathBuf) {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "async-buffered-input-test-std-{}-{}.bin",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst),
+    ));
+    std::fs::write(&path, data).expect("write temp file");
+    let file = std::fs::File::open(&path).expect("open temp file");
+    let _ = std::fs::remove_file(&path);
+    (file, path)
+}
+
+// ---------------------------------------------------------------------------------------------
+// A positional source partly at hand
+// ---------------------------------------------------------------------------------------------
+
+/// A [`MemorySource`](async_buffered_input::source::MemorySource) of which only some 64-byte
+/// blocks are "at hand" to `try_read_at`, like a file partly in the page cache. Which blocks are
+/// is a hash of the block number and `seed` (about two thirds of them). `try_read_at` copies from
+/// `offset` to the end of the run of at-hand blocks (so its answers are often short) and returns
+/// 0 in a gap and at the end; `read_at` serves every byte. Counts both.
+#[derive(Debug)]
+pub struct PartlyAtHand {
+    inner: async_buffered_input::source::MemorySource,
+    seed: u64,
+    pub immediate_calls: AtomicU64,
+    pub immediate_bytes: AtomicU64,
+    pub requests: AtomicU64,
+}
+
+impl PartlyAtHand {
+    pub const BLOCK: u64 = 64;
+
+    pub fn new(data: Vec<u8>, seed: u64) -> Self {
+        Self {
+            inner: async_buffered_input::source::MemorySource::new(data),
+            seed,
+            immediate_calls: AtomicU64::new(0),
+            immediate_bytes: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+        }
+    }
+
+    pub fn at_hand(&self, offset: u64) -> bool {
+        let block = offset / Self::BLOCK;
+        let mut x = (block ^ self.seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        x ^= x >> 29;
+        x % 3 != 0
+    }
+}
+
+impl async_buffered_input::source::PositionalSource for PartlyAtHand {
+    fn read_at(
+        &self,
+        offset: u64,
+        len: usize,
+    ) -> impl std::future::Future<Output = io::Result<bytes::Bytes>> + Send {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.inner.read_at(offset, len)
+    }
+
+    fn len(&self) -> impl std::future::Future<Output = io::Result<u64>> + Send {
+        self.inner.len()
+    }
+
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        self.immediate_calls.fetch_add(1, Ordering::Relaxed);
+        let data = self.inner.bytes();
+        let mut end = offset;
+        while end < offset.saturating_add(buf.len() as u64)
+            && end < data.len() as u64
+            && self.at_hand(end)
+        {
+            end = (end / Self::BLOCK + 1) * Self::BLOCK;
+        }
+        let end = end
+            .min(offset.saturating_add(buf.len() as u64))
+            .min(data.len() as u64);
+        let n = end.saturating_sub(offset) as usize;
+        buf[..n].copy_from_slice(&data[offset as usize..end as usize]);
+        self.immediate_bytes.fetch_add(n as u64, Ordering::Relaxed);
+        n
+    }
 }
 
 /// Which reading of the `window()` contract the checks use.

@@ -1,0 +1,142 @@
+//! `FileSource`'s page cache reads (`preadv2(RWF_NOWAIT)`, Linux) and how `PositionalReader`
+//! uses them: cached bytes are read at once, straight into the caller's buffer; bytes that are
+//! not cached go to the blocking pool; and a reader that never waits still yields to other tasks.
+//!
+//! The eviction test drops the test file from the page cache with `fadvise(DONTNEED)`, which
+//! needs a disk-backed file system for `std::env::temp_dir()` (ext4, xfs, btrfs); on tmpfs
+//! nothing can be evicted and that test fails, saying so.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::sync::Arc;
+
+use async_buffered_input::harness::CountingPositionalSource;
+use async_buffered_input::source::{FileSource, PositionalReader, PositionalSource, ReadAhead};
+use async_buffered_input::AsyncBufferedInput;
+use common::{pattern_vec, temp_std_file};
+
+fn cached_file(data: &[u8]) -> FileSource {
+    let (file, path) = temp_std_file(data);
+    FileSource::from_std(file, path)
+}
+
+/// Reads the whole input in `request`-byte reads (the last one short) and returns the bytes.
+async fn read_all<S: PositionalSource>(reader: PositionalReader<S>, request: usize) -> Vec<u8> {
+    let mut input = AsyncBufferedInput::with_capacity(8192, reader);
+    let len = input.length().await.unwrap() as usize;
+    let mut out = vec![0u8; len];
+    for chunk in out.chunks_mut(request) {
+        input.read_bytes(chunk).await.unwrap();
+    }
+    assert!(input.read_byte().await.is_err(), "read past the end");
+    out
+}
+
+#[tokio::test]
+async fn try_read_at_copies_cached_bytes() {
+    let data = pattern_vec(100_000);
+    let source = cached_file(&data);
+    assert!(source.page_cache_reads());
+    let mut buf = vec![0u8; 5000];
+    let n = source.try_read_at(1234, &mut buf);
+    assert_eq!(n, 5000, "a freshly written file is in the page cache");
+    assert_eq!(buf, data[1234..6234]);
+    // Cut at the end; nothing at or past it, nor for an empty buffer or a huge offset.
+    assert_eq!(source.try_read_at(99_000, &mut buf), 1000);
+    assert_eq!(buf[..1000], data[99_000..]);
+    assert_eq!(source.try_read_at(100_000, &mut buf), 0);
+    assert_eq!(source.try_read_at(u64::MAX, &mut buf), 0);
+    assert_eq!(source.try_read_at(0, &mut []), 0);
+    // Turned off, it never reads.
+    let off = source.clone().with_page_cache_reads(false);
+    assert!(!off.page_cache_reads());
+    assert_eq!(off.try_read_at(0, &mut buf), 0);
+    assert!(format!("{off:?}").contains("page_cache_reads: false"));
+}
+
+#[tokio::test]
+async fn a_cached_file_is_read_without_requests_or_read_ahead() {
+    let data = pattern_vec(3 << 20);
+    for (ahead, request) in [
+        (None, 100),
+        (None, 65536),
+        (Some(ReadAhead::new(256 << 10, 4)), 100),
+        (Some(ReadAhead::new(256 << 10, 4)), 65536),
+        (Some(ReadAhead::new(256 << 10, 4)), 1 << 20),
+    ] {
+        let counted = Arc::new(CountingPositionalSource::new(cached_file(&data)));
+        let mut reader = PositionalReader::from_arc(counted.clone());
+        reader.set_read_ahead(ahead);
+        let got = read_all(reader, request).await;
+        assert!(got == data, "bytes differ ({ahead:?}, {request} B)");
+        // Every read was a page cache read; only the end (where `try_read_at` says nothing)
+        // asked `read_at`.
+        let plain = counted.requests() - counted.immediate();
+        assert!(plain <= 2, "{ahead:?}, {request} B: {counted:?}");
+        assert_eq!(counted.bytes(), data.len() as u64, "{counted:?}");
+        // With read-ahead, small reads are served from whole chunks read at once.
+        if ahead.is_some() && request < 256 << 10 {
+            assert!(
+                counted.immediate() <= 13,
+                "{ahead:?}, {request} B: {counted:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_evicted_file_goes_to_the_blocking_pool_then_reads_at_once() {
+    let data = pattern_vec(4 << 20);
+    let (file, path) = temp_std_file(&data);
+    file.sync_all().unwrap();
+    rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+    let source = FileSource::from_std(file, path);
+    let mut probe = [0u8; 4096];
+    assert_eq!(
+        source.try_read_at(2 << 20, &mut probe),
+        0,
+        "fadvise(DONTNEED) left the test file in the page cache: is temp_dir() ({}) on tmpfs?",
+        std::env::temp_dir().display()
+    );
+
+    let counted = Arc::new(CountingPositionalSource::new(source));
+    let reader =
+        PositionalReader::from_arc(counted.clone()).with_read_ahead(ReadAhead::new(256 << 10, 4));
+    let got = read_all(reader, 100).await;
+    assert!(got == data, "bytes differ");
+    let plain = counted.requests() - counted.immediate();
+    assert!(
+        plain >= 2,
+        "no request went to the blocking pool: {counted:?}"
+    );
+
+    // Now cached: a second pass reads at once.
+    let again = Arc::new(CountingPositionalSource::new(counted.get_ref().clone()));
+    let reader = PositionalReader::from_arc(again.clone());
+    assert!(read_all(reader, 65536).await == data, "bytes differ");
+    assert!(again.immediate() >= 60, "{again:?}");
+}
+
+#[tokio::test]
+async fn a_reader_that_never_waits_still_yields() {
+    // On a one-thread runtime, another task only runs if the reading task yields. Page cache
+    // reads spend the task's tokio budget, so the reader yields every so often although none of
+    // its reads waits.
+    let data = pattern_vec(1 << 20);
+    let reader = PositionalReader::new(cached_file(&data));
+    let mut input = AsyncBufferedInput::with_capacity(8192, reader);
+    let other = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = other.clone();
+    tokio::spawn(async move { flag.store(true, std::sync::atomic::Ordering::SeqCst) });
+    let mut buf = vec![0u8; 16384]; // larger than the window: every read reaches the source
+    let mut reads = 0;
+    while !other.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(reads < 10_000, "the other task never ran in {reads} reads");
+        if input.position() + buf.len() as u64 > data.len() as u64 {
+            input.seek_to(0);
+        }
+        input.read_bytes(&mut buf).await.unwrap();
+        reads += 1;
+    }
+}
