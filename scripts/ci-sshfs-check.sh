@@ -9,6 +9,8 @@
 #     unbuffered source, with every window size timed;
 #   - it makes far fewer source reads (round trips) per byte than the unbuffered source;
 #   - every complete cell read the same bytes (the example itself exits 1 otherwise).
+# Then runs the ignored FUSE test of tests/source_page_cache.rs on the mount (FileSource notices
+# that FUSE refuses RWF_NOWAIT reads and reads through the blocking pool).
 # Tears everything down on exit, whatever happened.
 #
 #   scripts/ci-sshfs-check.sh        as root (CI is) or a user who may use FUSE
@@ -82,5 +84,10 @@ for capacity in sorted({c["capacity"] for c in cells if c["reader"] == "buffered
                         f"{unbuffered['underlying_reads']} for {unbuffered['bytes']}")
 if failures:
     sys.exit("sshfs check: FAILED: " + "; ".join(failures))
-print("sshfs check: passed")
+print("sshfs check: harness passed")
 PY
+
+log "FileSource on the FUSE mount"
+ABI_FUSE_DIR=$work/mnt cargo test --all-features --test source_page_cache -- --ignored --exact \
+  a_file_system_without_nowait_reads_turns_them_off
+log "sshfs check: passed"

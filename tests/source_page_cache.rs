@@ -140,3 +140,32 @@ async fn a_reader_that_never_waits_still_yields() {
         reads += 1;
     }
 }
+
+#[tokio::test]
+#[ignore = "needs a FUSE mount (SSHFS) in ABI_FUSE_DIR; scripts/ci-sshfs-check.sh runs it"]
+async fn a_file_system_without_nowait_reads_turns_them_off() {
+    let dir = std::env::var_os("ABI_FUSE_DIR").expect("ABI_FUSE_DIR: a folder on a FUSE mount");
+    let path = std::path::Path::new(&dir).join(format!("abi-nowait-{}.bin", std::process::id()));
+    let data = pattern_vec(300_000);
+    std::fs::write(&path, &data).unwrap();
+    let source = FileSource::open(&path).await.unwrap();
+    let result = async {
+        assert!(source.page_cache_reads(), "on before the first try");
+        let mut buf = [0u8; 4096];
+        assert_eq!(source.try_read_at(0, &mut buf), 0);
+        assert!(
+            !source.page_cache_reads(),
+            "FUSE refuses RWF_NOWAIT, so the source stops trying: {source:?}"
+        );
+        let counted = Arc::new(CountingPositionalSource::new(source.clone()));
+        let reader = PositionalReader::from_arc(counted.clone())
+            .with_read_ahead(ReadAhead::new(64 << 10, 4));
+        assert!(read_all(reader, 100).await == data, "bytes differ");
+        assert_eq!(counted.immediate(), 0, "{counted:?}");
+    };
+    let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(result)).await;
+    std::fs::remove_file(&path).unwrap();
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}

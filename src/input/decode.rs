@@ -454,9 +454,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         let window = self.window_at(self.position());
         let (len, prefix) = decode_varint_fast::<VINT_MAX_LEN, VINT_LAST_BITS>(window)?;
         let total = prefix.checked_add(len as usize)?;
-        let s = std::str::from_utf8(window.get(prefix..total)?)
-            .ok()?
-            .to_owned();
+        let s = super::utf8::to_string(window.get(prefix..total)?).ok()?;
         self.consume_window(total);
         Some(s)
     }

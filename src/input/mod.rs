@@ -2,6 +2,7 @@
 
 mod buffered_input;
 mod decode;
+mod utf8;
 mod window_read;
 
 pub use buffered_input::AsyncBufferedInput;
