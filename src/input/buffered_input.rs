@@ -90,7 +90,12 @@ pub struct AsyncBufferedInput<R> {
     length: Option<u64>,
     // A `SeekFrom::End` asked through `AsyncSeek::start_seek` before the length was known.
     pending_end_seek: Option<i64>,
+    // `stats.bytes_from_window` leaves out the window reads since the position was last *set*
+    // (by `move_to`): the hot paths only advance `pos`, and `stats()` adds `pos - window_mark`.
+    // Invariant: `window_mark <= pos`, and between two `move_to`s `pos` only moves forward by
+    // bytes handed out of the window.
     stats: Stats,
+    window_mark: u64,
 }
 
 impl<R> AsyncBufferedInput<R> {
@@ -144,6 +149,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
             length: None,
             pending_end_seek: None,
             stats: Stats::default(),
+            window_mark: 0,
         })
     }
 
@@ -271,7 +277,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
             let head = self.buf.split_to(end).freeze();
             self.filled -= end;
             self.start += end as u64;
-            self.pos = at + len as u64;
+            self.move_to(at + len as u64);
             self.stats.bytes_from_window += len as u64;
             self.debug_assert_invariants();
             return Ok(head.slice(end - len..));
@@ -288,7 +294,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         }
         let mut out = vec![0u8; len];
         self.read_exact_at("read_bytes_owned", at, &mut out).await?;
-        self.pos = at + len as u64;
+        self.move_to(at + len as u64);
         Ok(Bytes::from(out))
     }
 
@@ -300,7 +306,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     #[inline]
     pub fn seek_to(&mut self, pos: u64) {
         self.pending_end_seek = None;
-        self.pos = pos;
+        self.move_to(pos);
     }
 
     /// Moves the position forward by `n` bytes, without I/O (see [`seek_to`](Self::seek_to)).
@@ -311,7 +317,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     pub fn skip_bytes(&mut self, n: u64) -> io::Result<()> {
         match self.pos.checked_add(n) {
             Some(pos) => {
-                self.pos = pos;
+                self.move_to(pos);
                 Ok(())
             }
             None => Err(InputError::invalid_input(
@@ -367,7 +373,13 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// A snapshot of the counters of work done so far.
     #[inline]
     pub fn stats(&self) -> Stats {
-        self.stats
+        debug_assert!(
+            self.window_mark <= self.pos,
+            "window_mark past the position"
+        );
+        let mut stats = self.stats;
+        stats.bytes_from_window += self.pos - self.window_mark;
+        stats
     }
 
     /// The source.
@@ -426,6 +438,19 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         );
     }
 
+    /// Sets the position to `pos` for anything but a window read (those only advance `pos`):
+    /// books the window reads since the last move first.
+    #[inline]
+    pub(super) fn move_to(&mut self, pos: u64) {
+        debug_assert!(
+            self.window_mark <= self.pos,
+            "window_mark past the position"
+        );
+        self.stats.bytes_from_window += self.pos - self.window_mark;
+        self.pos = pos;
+        self.window_mark = pos;
+    }
+
     /// Consumes `n` bytes of the window at the position; the caller has checked they are there.
     #[inline]
     pub(super) fn consume_window(&mut self, n: usize) {
@@ -433,8 +458,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
             n <= self.buffer().len(),
             "consume_window({n}) past the window"
         );
-        self.pos += n as u64;
-        self.stats.bytes_from_window += n as u64;
+        self.pos += n as u64; // counted by `stats()`
     }
 
     /// Makes the window hold `[at, at + need)` as [`poll_fill_at`](Self::poll_fill_at) does, for
@@ -717,8 +741,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadByte {
     #[inline(always)]
     fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<u8> {
         let b = *input.window_at(input.pos).first()?;
-        input.pos += 1;
-        input.stats.bytes_from_window += 1;
+        input.pos += 1; // counted by `stats()`
         Some(b)
     }
 
@@ -753,8 +776,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadBytes<'_> {
     fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<()> {
         let src = input.window_at(input.pos).get(..self.dst.len())?;
         self.dst.copy_from_slice(src);
-        input.pos += self.dst.len() as u64;
-        input.stats.bytes_from_window += self.dst.len() as u64;
+        input.pos += self.dst.len() as u64; // counted by `stats()`
         Some(())
     }
 
@@ -766,7 +788,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadBytes<'_> {
     ) -> Poll<io::Result<()>> {
         let at = input.pos;
         ready!(input.poll_read_exact_at(cx, "read_bytes", at, self.dst, exact))?;
-        input.pos = at + self.dst.len() as u64;
+        input.move_to(at + self.dst.len() as u64);
         Poll::Ready(Ok(()))
     }
 }
@@ -813,7 +835,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncRead for AsyncBufferedInput<R> {
                 let n = me
                     .after_source_read(at, read)
                     .map_err(|e| InputError::source("poll_read", at, buf.remaining() as u64, e))?;
-                me.pos = at + n as u64;
+                me.move_to(at + n as u64);
                 me.stats.bytes_direct += n as u64;
                 return Poll::Ready(Ok(()));
             }
@@ -823,7 +845,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncRead for AsyncBufferedInput<R> {
         let held = me.window_at(at);
         let n = held.len().min(buf.remaining());
         buf.put_slice(&held[..n]);
-        me.pos = at + n as u64;
+        me.move_to(at + n as u64);
         me.stats.bytes_from_window += n as u64;
         Poll::Ready(Ok(()))
     }
@@ -846,8 +868,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufRead for AsyncBufferedInput<R> {
     fn consume(self: Pin<&mut Self>, amt: usize) {
         let me = self.get_mut();
         debug_assert!(amt <= me.buffer().len(), "consume({amt}) past the window");
-        me.pos += amt as u64;
-        me.stats.bytes_from_window += amt as u64;
+        me.pos += amt as u64; // counted by `stats()`
     }
 }
 
@@ -866,7 +887,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncSeek for AsyncBufferedInput<R> {
         let me = self.get_mut();
         me.pending_end_seek = None;
         match seek_from::start(me.pos, me.length, position)? {
-            SeekStart::To(target) => me.pos = target,
+            SeekStart::To(target) => me.move_to(target),
             SeekStart::FromEnd(offset) => me.pending_end_seek = Some(offset),
         }
         Ok(())
@@ -880,7 +901,8 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncSeek for AsyncBufferedInput<R> {
             // by a later `poll_complete`.
             let length = ready!(me.poll_length(cx));
             me.pending_end_seek = None;
-            me.pos = seek_from::target(me.pos, length?, offset)?;
+            let target = seek_from::target(me.pos, length?, offset)?;
+            me.move_to(target);
         }
         Poll::Ready(Ok(me.pos))
     }
