@@ -215,6 +215,10 @@ impl<S: PositionalSource> PositionalReader<S> {
         }
         match (self.ahead_at, self.read_ahead) {
             (Some(ahead_at), Some(read_ahead)) => {
+                debug_assert!(
+                    self.spare.is_empty(),
+                    "a spare chunk buffer while reading ahead"
+                );
                 let held = usize::from(!self.ready.is_empty());
                 debug_assert!(
                     self.requests.len() + held <= read_ahead.depth(),
@@ -227,7 +231,13 @@ impl<S: PositionalSource> PositionalReader<S> {
                 }
             }
             (Some(_), None) => debug_assert!(false, "reading ahead with read-ahead off"),
-            (None, _) => debug_assert!(self.requests.len() <= 1, "more than one plain request"),
+            (None, read_ahead) => {
+                debug_assert!(self.requests.len() <= 1, "more than one plain request");
+                debug_assert!(
+                    read_ahead.is_some() || self.spare.is_empty(),
+                    "a chunk buffer without read-ahead"
+                );
+            }
         }
     }
 
@@ -340,6 +350,8 @@ impl<S: PositionalSource> PositionalReader<S> {
                     return Poll::Ready(Ok(()));
                 }
                 if self.read_ahead.is_some() && self.next_sequential == Some(at) {
+                    // Requests bring their own buffers: keep memory within the read-ahead's bound.
+                    self.spare = Bytes::new();
                     self.ahead_at = Some(at);
                     self.top_up(cx);
                 } else {

@@ -4,8 +4,9 @@ use std::io;
 ///
 /// Once a read starts where the previous one ended, the reader requests the following
 /// `chunk_size`-byte chunks before they are asked for, keeping at most `depth` chunks requested
-/// or received and not yet consumed. So memory is bounded by `chunk_size * depth` (plus the
-/// input's window), and on a link with round trip `rtt` and bandwidth `bw`, throughput
+/// or received and not yet consumed. Bytes the source has at hand (a cached file) are instead
+/// read a chunk at a time into one reused buffer, with no requests. So memory is bounded by
+/// `chunk_size * depth` (plus the input's window), and on a link with round trip `rtt` and bandwidth `bw`, throughput
 /// approaches `bw` once `chunk_size * (depth - 1)` is at least `rtt * bw`.
 ///
 /// The default is 256 KiB × 4: 1 MiB in flight.
