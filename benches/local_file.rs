@@ -6,7 +6,8 @@
 //! `File::read` loop (the `dd bs=1M` stand-in).
 //!
 //! `cargo bench --bench local_file`; `ABI_BENCH_MIB` sets the file size (default 64),
-//! `ABI_BENCH_READ_AHEAD=64x8,1024x4` adds read-ahead configurations (chunk KiB x depth).
+//! `ABI_BENCH_READ_AHEAD=64x8,1024x4` adds read-ahead configurations (chunk KiB x depth), each
+//! with page cache reads on and off.
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -149,17 +150,19 @@ fn bench(c: &mut Criterion) {
             |b| b.iter(|| rt.block_on(ours(blocking.clone(), Some(ahead), request, len))),
         );
         for (chunk, depth) in extra_read_ahead() {
-            let id = format!("ours_blocking_pool_{}KiBx{depth}", chunk >> 10);
-            group.bench_function(BenchmarkId::new(id, request), |b| {
-                b.iter(|| {
-                    rt.block_on(ours(
-                        blocking.clone(),
-                        Some(ReadAhead::new(chunk, depth)),
-                        request,
-                        len,
-                    ))
-                })
-            });
+            for (name, source) in [("read_ahead", &source), ("blocking_pool", &blocking)] {
+                let id = format!("ours_{name}_{}KiBx{depth}", chunk >> 10);
+                group.bench_function(BenchmarkId::new(id, request), |b| {
+                    b.iter(|| {
+                        rt.block_on(ours(
+                            source.clone(),
+                            Some(ReadAhead::new(chunk, depth)),
+                            request,
+                            len,
+                        ))
+                    })
+                });
+            }
         }
         group.bench_function(BenchmarkId::new("ours_no_read_ahead", request), |b| {
             b.iter(|| rt.block_on(ours(source.clone(), None, request, len)))
