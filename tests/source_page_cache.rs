@@ -61,6 +61,7 @@ async fn a_cached_file_is_read_without_requests_or_read_ahead() {
     for (ahead, request) in [
         (None, 100),
         (None, 65536),
+        (None, 3 << 20), // more than one read at hand may take: several, each at most 1 MiB
         (Some(ReadAhead::new(256 << 10, 4)), 100),
         (Some(ReadAhead::new(256 << 10, 4)), 65536),
         (Some(ReadAhead::new(256 << 10, 4)), 1 << 20),

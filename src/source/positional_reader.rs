@@ -25,8 +25,9 @@ use crate::seek_from::{self, SeekStart};
 ///   dropped and the same read comes again, the request in flight is reused.
 /// - **Bytes at hand first**: when no request serves the cursor, the reader asks the source's
 ///   [`try_read_at`](PositionalSource::try_read_at) to copy bytes straight into the caller's
-///   buffer (for [`FileSource`](super::FileSource), what the page cache holds). Only when that
-///   gives nothing does a request start. So a cached local file costs one copy per read and no
+///   buffer (for [`FileSource`](super::FileSource), what the page cache holds; at most 1 MiB
+///   per read, since this runs on the async thread). Only when that gives nothing does a
+///   request start. So a cached local file costs one copy per read and no
 ///   task, and read-ahead starts only for data that is not at hand.
 /// - **With [`ReadAhead`]**, once a read starts where the previous one ended, the reader requests
 ///   the following chunks before they are asked for, keeping at most `depth` chunks requested or
@@ -96,6 +97,10 @@ pub struct PositionalReader<S> {
 
 /// The most a plain request asks for, whatever the caller's buffer.
 const MAX_PLAIN_REQUEST: usize = 16 << 20;
+
+/// The most one `try_read_at` asks for: it runs on the async thread, and 1 MiB is some
+/// 30–60 µs of copying from the page cache, so no single read holds the thread longer.
+const MAX_READ_NOW: usize = 1 << 20;
 
 impl<S: PositionalSource> PositionalReader<S> {
     /// A reader over `source`, at offset 0, without read-ahead.
@@ -412,16 +417,20 @@ impl<S: PositionalSource> PositionalReader<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<bool> {
         let coop = ready!(tokio::task::coop::poll_proceed(cx));
-        let left = self.length.map_or(usize::MAX, |length| {
-            usize::try_from(length - at).unwrap_or(usize::MAX)
-        });
+        // The most this read may take: what is left of the view, at most `MAX_READ_NOW`.
+        let most = self
+            .length
+            .map_or(MAX_READ_NOW, |length| {
+                usize::try_from(length - at).unwrap_or(usize::MAX)
+            })
+            .min(MAX_READ_NOW);
         let offset = self.base.saturating_add(at);
         let chunk = match self.read_ahead {
             Some(read_ahead)
                 if self.next_sequential == Some(at)
                     && buf.remaining() < read_ahead.chunk_size() =>
             {
-                read_ahead.chunk_size().min(left)
+                read_ahead.chunk_size().min(most)
             }
             _ => 0,
         };
@@ -446,7 +455,7 @@ impl<S: PositionalSource> PositionalReader<S> {
             self.spare = block;
             copied
         } else {
-            let room = buf.remaining().min(left);
+            let room = buf.remaining().min(most);
             let n = self
                 .source
                 .try_read_at(offset, buf.initialize_unfilled_to(room))
