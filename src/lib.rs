@@ -26,7 +26,7 @@
 //! # Unsafe code
 //!
 //! One line: `read_string` builds its `String` with `String::from_utf8_unchecked` after
-//! validating the bytes with its own short-string UTF-8 check, which is 2-3x faster than
+//! validating the bytes with its own short-string UTF-8 check, which is about 2x faster than
 //! `std::str::from_utf8` on 20-byte strings (see BENCHMARKS.md). That check is tested against
 //! std on every sequence of up to three bytes and on random and mutated strings. Everything
 //! else, including the page cache reads (through `rustix`), is safe code.

@@ -2,9 +2,9 @@
 //! uses them: cached bytes are read at once, straight into the caller's buffer; bytes that are
 //! not cached go to the blocking pool; and a reader that never waits still yields to other tasks.
 //!
-//! The eviction test drops the test file from the page cache with `fadvise(DONTNEED)`, which
-//! needs a disk-backed file system for `std::env::temp_dir()` (ext4, xfs, btrfs); on tmpfs
-//! nothing can be evicted and that test fails, saying so.
+//! The files live in cargo's `target/tmp`, so these tests need the build folder on a disk-backed
+//! file system (ext4, xfs, btrfs): tmpfs refuses `RWF_NOWAIT` reads and cannot evict, and the
+//! tests then fail, saying so.
 #![cfg(target_os = "linux")]
 
 mod common;
@@ -40,7 +40,12 @@ async fn try_read_at_copies_cached_bytes() {
     assert!(source.page_cache_reads());
     let mut buf = vec![0u8; 5000];
     let n = source.try_read_at(1234, &mut buf);
-    assert_eq!(n, 5000, "a freshly written file is in the page cache");
+    assert_eq!(
+        n,
+        5000,
+        "a freshly written file is in the page cache (unless {} is on tmpfs): {source:?}",
+        env!("CARGO_TARGET_TMPDIR")
+    );
     assert_eq!(buf, data[1234..6234]);
     // Cut at the end; nothing at or past it, nor for an empty buffer or a huge offset.
     assert_eq!(source.try_read_at(99_000, &mut buf), 1000);
@@ -48,6 +53,18 @@ async fn try_read_at_copies_cached_bytes() {
     assert_eq!(source.try_read_at(100_000, &mut buf), 0);
     assert_eq!(source.try_read_at(u64::MAX, &mut buf), 0);
     assert_eq!(source.try_read_at(0, &mut []), 0);
+    // A range ending past `i64::MAX` is the kernel's EINVAL: nothing read, and page cache reads
+    // stay on (that error is about this read, not the file system).
+    assert_eq!(source.try_read_at(i64::MAX as u64 - 10, &mut buf), 0);
+    assert_eq!(source.try_read_at(i64::MAX as u64, &mut buf), 0);
+    assert!(source.page_cache_reads(), "{source:?}");
+    let mut input = AsyncBufferedInput::new(PositionalReader::new(source.clone()));
+    input.seek_to(i64::MAX as u64 - 100);
+    assert_eq!(
+        input.read_byte().await.unwrap_err().kind(),
+        std::io::ErrorKind::UnexpectedEof
+    );
+    assert!(source.page_cache_reads(), "{source:?}");
     // Turned off, it never reads.
     let off = source.clone().with_page_cache_reads(false);
     assert!(!off.page_cache_reads());
@@ -87,6 +104,50 @@ async fn a_cached_file_is_read_without_requests_or_read_ahead() {
 }
 
 #[tokio::test]
+async fn the_end_of_a_cached_file_costs_one_request_not_a_read_ahead() {
+    // Page cache reads never come back short from a request, so the reader does not learn the
+    // length from them; where they stop, one plain request finds the end (rather than `depth`
+    // read-ahead chunks past it).
+    use tokio::io::AsyncReadExt;
+    let data = pattern_vec(3 << 20);
+    for depth in [1, 4, 16] {
+        let counted = Arc::new(CountingPositionalSource::new(cached_file(&data)));
+        let mut reader = PositionalReader::from_arc(counted.clone())
+            .with_read_ahead(ReadAhead::new(256 << 10, depth));
+        let mut got = Vec::new();
+        reader.read_to_end(&mut got).await.unwrap();
+        assert!(got == data, "bytes differ (depth {depth})");
+        let plain = counted.requests() - counted.immediate();
+        assert_eq!(plain, 1, "depth {depth}: {counted:?}");
+        assert_eq!(reader.requests_in_flight(), 0);
+    }
+}
+
+#[tokio::test]
+async fn one_huge_read_of_a_cached_file_lets_other_tasks_run() {
+    // tokio's budget counts calls, not bytes: one 32 MiB read is 32 calls of 1 MiB, within one
+    // budget. The reader yields every 4 MiB of page cache reads, so another task runs meanwhile.
+    let data = pattern_vec(32 << 20);
+    let mut input = AsyncBufferedInput::new(PositionalReader::new(cached_file(&data)));
+    let ticks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let ticker = {
+        let ticks = ticks.clone();
+        tokio::spawn(async move {
+            loop {
+                ticks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    let mut buf = vec![0u8; data.len()];
+    input.read_bytes(&mut buf).await.unwrap();
+    let ran = ticks.load(std::sync::atomic::Ordering::SeqCst);
+    ticker.abort();
+    assert!(buf == data, "bytes differ");
+    assert!(ran >= 4, "the other task ran {ran} times during a 32 MiB read");
+}
+
+#[tokio::test]
 async fn an_evicted_file_goes_to_the_blocking_pool_then_reads_at_once() {
     let data = pattern_vec(4 << 20);
     let (file, path) = temp_std_file(&data);
@@ -97,8 +158,8 @@ async fn an_evicted_file_goes_to_the_blocking_pool_then_reads_at_once() {
     assert_eq!(
         source.try_read_at(2 << 20, &mut probe),
         0,
-        "fadvise(DONTNEED) left the test file in the page cache: is temp_dir() ({}) on tmpfs?",
-        std::env::temp_dir().display()
+        "fadvise(DONTNEED) left the test file in the page cache: is {} on tmpfs?",
+        env!("CARGO_TARGET_TMPDIR")
     );
 
     let counted = Arc::new(CountingPositionalSource::new(source));

@@ -28,8 +28,8 @@ use super::PositionalSource;
 /// before anything else, straight into its caller's buffer, so a cached file is read like a
 /// synchronous `read` would read it: one copy, no blocking-pool round trip. Bytes that are not
 /// cached go the blocking pool's way as above (and the kernel's own read-ahead still starts).
-/// File systems that do not support `RWF_NOWAIT` (FUSE mounts such as SSHFS, older kernels)
-/// say so on the first try, and the source stops trying. Turn it off with
+/// File systems that do not support `RWF_NOWAIT` (tmpfs, FUSE mounts such as SSHFS; kernels
+/// before 4.14) say so on the first try, and the source stops trying. Turn it off with
 /// [`with_page_cache_reads(false)`](Self::with_page_cache_reads) to send every read to the
 /// blocking pool; on other systems it is always off.
 ///
@@ -200,16 +200,24 @@ enum Nowait {
 #[cfg(target_os = "linux")]
 fn pread_nowait(file: &File, buf: &mut [u8], offset: u64) -> Nowait {
     use rustix::io::{Errno, ReadWriteFlags};
-    // `u64::MAX` would mean "at the file's cursor" to `preadv2`; past `i64::MAX` is EINVAL.
-    if offset > i64::MAX as u64 {
+    // `u64::MAX` would mean "at the file's cursor" to `preadv2`, and a range ending past
+    // `i64::MAX` is EINVAL: leave those to the blocking read, which answers them.
+    let Some(room) = (i64::MAX as u64).checked_sub(offset) else {
+        return Nowait::NotNow;
+    };
+    let len = buf.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+    if len == 0 {
         return Nowait::NotNow;
     }
     loop {
-        let mut iov = [std::io::IoSliceMut::new(buf)];
+        let mut iov = [std::io::IoSliceMut::new(&mut buf[..len])];
         return match rustix::io::preadv2(file, &mut iov, offset, ReadWriteFlags::NOWAIT) {
             Ok(n) => Nowait::Read(n),
             Err(Errno::INTR) => continue,
-            Err(Errno::OPNOTSUPP | Errno::NOSYS | Errno::INVAL) => Nowait::Unsupported,
+            // What kernels and file systems without `RWF_NOWAIT` reads say (tmpfs, FUSE,
+            // Linux < 4.14: EOPNOTSUPP; Linux < 4.6: ENOSYS). Anything else (EINVAL for an
+            // `O_DIRECT` file's alignment, EIO, ...) is about this read only.
+            Err(Errno::OPNOTSUPP | Errno::NOSYS) => Nowait::Unsupported,
             Err(_) => Nowait::NotNow,
         };
     }
@@ -259,6 +267,8 @@ impl PositionalSource for FileSource {
         if !self.page_cache_reads() || buf.is_empty() {
             return 0;
         }
+        #[cfg(not(target_os = "linux"))]
+        let _ = offset; // `page_cache_reads()` is always false there
         #[cfg(target_os = "linux")]
         match pread_nowait(&self.file, buf, offset) {
             Nowait::Read(n) => return n,

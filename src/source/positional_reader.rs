@@ -25,10 +25,11 @@ use crate::seek_from::{self, SeekStart};
 ///   dropped and the same read comes again, the request in flight is reused.
 /// - **Bytes at hand first**: when no request serves the cursor, the reader asks the source's
 ///   [`try_read_at`](PositionalSource::try_read_at) to copy bytes straight into the caller's
-///   buffer (for [`FileSource`](super::FileSource), what the page cache holds; at most 1 MiB
-///   per read, since this runs on the async thread). Only when that gives nothing does a
-///   request start. So a cached local file costs one copy per read and no
-///   task, and read-ahead starts only for data that is not at hand.
+///   buffer (for [`FileSource`](super::FileSource), what the page cache holds). This runs on
+///   the async thread, so it copies at most 1 MiB per call and yields to the runtime once every
+///   4 MiB. Only when it gives nothing does a request start: so a cached local file costs one
+///   copy per read and no task, and read-ahead starts only for data that is not at hand. Where
+///   the bytes at hand run out, one plain request first checks whether that is the end.
 /// - **With [`ReadAhead`]**, once a read starts where the previous one ended, the reader requests
 ///   the following chunks before they are asked for, keeping at most `depth` chunks requested or
 ///   received and unconsumed. Reads are served from the chunks as they arrive, with one copy into
@@ -81,8 +82,14 @@ pub struct PositionalReader<S> {
     ready: Bytes,
     ready_at: u64,
     // The buffer of the last chunk read at hand (see `poll_read_now`), kept whole to be reused
-    // once `ready` no longer shares it. At most one chunk; empty without read-ahead.
+    // once `ready` no longer shares it. At most one chunk; empty without read-ahead and while
+    // requests are in flight.
     spare: Bytes,
+    // Where the last read of bytes at hand ended: when nothing more is at hand there, that may
+    // be the end of the source, so one plain request finds out before read-ahead starts.
+    read_now_end: Option<u64>,
+    // Bytes read at hand since this reader last returned `Pending` (see `poll_read_now`).
+    read_now_streak: usize,
     // Requests in flight, in offset order and contiguous (each starts where the previous one
     // ends), and after `ready`. Invariants (`debug_assert_invariants`):
     // - reading ahead (`ahead_at` is `Some`): `requests.len() + (ready held) <= depth`, and
@@ -101,6 +108,11 @@ const MAX_PLAIN_REQUEST: usize = 16 << 20;
 /// The most one `try_read_at` asks for: it runs on the async thread, and 1 MiB is some
 /// 30–60 µs of copying from the page cache, so no single read holds the thread longer.
 const MAX_READ_NOW: usize = 1 << 20;
+
+/// The most a reader reads at hand before it yields to the runtime once (returns `Pending`
+/// after waking itself): tokio's budget counts calls, not bytes, and 128 calls of 1 MiB would
+/// hold the thread for several milliseconds.
+const READ_NOW_PER_YIELD: usize = 4 << 20;
 
 impl<S: PositionalSource> PositionalReader<S> {
     /// A reader over `source`, at offset 0, without read-ahead.
@@ -139,6 +151,8 @@ impl<S: PositionalSource> PositionalReader<S> {
             ready: Bytes::new(),
             ready_at: 0,
             spare: Bytes::new(),
+            read_now_end: None,
+            read_now_streak: 0,
             requests: VecDeque::new(),
             ahead_at: None,
             length_request: None,
@@ -354,9 +368,12 @@ impl<S: PositionalSource> PositionalReader<S> {
                     self.debug_assert_invariants();
                     return Poll::Ready(Ok(()));
                 }
-                if self.read_ahead.is_some() && self.next_sequential == Some(at) {
-                    // Requests bring their own buffers: keep memory within the read-ahead's bound.
-                    self.spare = Bytes::new();
+                // Requests bring their own buffers: keep memory within the read-ahead's bound.
+                self.spare = Bytes::new();
+                if self.read_ahead.is_some()
+                    && self.next_sequential == Some(at)
+                    && self.read_now_end != Some(at)
+                {
                     self.ahead_at = Some(at);
                     self.top_up(cx);
                 } else {
@@ -372,7 +389,10 @@ impl<S: PositionalSource> PositionalReader<S> {
             let Some(front) = self.requests.front_mut() else {
                 return Poll::Ready(Ok(())); // nothing left to request: the end
             };
-            let result = ready!(front.poll(cx));
+            let Poll::Ready(result) = front.poll(cx) else {
+                self.read_now_streak = 0; // the task yields anyway
+                return Poll::Pending;
+            };
             let Some(done) = self.requests.pop_front() else {
                 return Poll::Ready(Ok(()));
             };
@@ -403,8 +423,9 @@ impl<S: PositionalSource> PositionalReader<S> {
     }
 
     /// Reads at `at` from what the source has at hand ([`PositionalSource::try_read_at`]);
-    /// returns whether it read any. Spends the task's tokio budget like any I/O resource, so a
-    /// reader whose reads never wait still lets other tasks run.
+    /// returns whether it read any. Spends the task's tokio budget like any I/O resource, and
+    /// yields once every [`READ_NOW_PER_YIELD`] bytes, so a reader whose reads never wait still
+    /// lets other tasks run.
     ///
     /// The bytes go straight into `buf`, except for a sequential read with read-ahead on and a
     /// `buf` smaller than a chunk: then a whole chunk is read into `ready` (in a reused buffer)
@@ -416,6 +437,11 @@ impl<S: PositionalSource> PositionalReader<S> {
         at: u64,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<bool> {
+        if self.read_now_streak >= READ_NOW_PER_YIELD {
+            self.read_now_streak = 0;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         let coop = ready!(tokio::task::coop::poll_proceed(cx));
         // The most this read may take: what is left of the view, at most `MAX_READ_NOW`.
         let most = self
@@ -469,6 +495,8 @@ impl<S: PositionalSource> PositionalReader<S> {
         coop.made_progress();
         self.pos = at + copied as u64;
         self.next_sequential = Some(self.pos);
+        self.read_now_end = Some(self.pos);
+        self.read_now_streak += copied;
         Poll::Ready(true)
     }
 

@@ -684,11 +684,12 @@ pub fn temp_tokio_file(data: Vec<u8>) -> tokio::fs::File {
     tokio::fs::File::from_std(file)
 }
 
-/// Writes `data` to a uniquely named file in `std::env::temp_dir()`, opens it and unlinks it at
-/// once; returns the open file and the path it had (for messages).
+/// Writes `data` to a uniquely named file in cargo's temp folder for integration tests
+/// (`target/tmp`, on the build's disk: unlike a tmpfs `/tmp`, a file system with page cache reads
+/// and eviction), opens it and unlinks it at once; returns the open file and the path it had.
 pub fn temp_std_file(data: &[u8]) -> (std::fs::File, std::path::PathBuf) {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "async-buffered-input-test-std-{}-{}.bin",
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::SeqCst),
