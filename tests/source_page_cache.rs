@@ -73,6 +73,28 @@ async fn try_read_at_copies_cached_bytes() {
 }
 
 #[tokio::test]
+async fn an_o_direct_file_gets_no_page_cache_reads() {
+    // Its reads never come from the page cache, and RWF_NOWAIT does not stop a direct read from
+    // waiting for the device, so the source leaves them off.
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("abi-o-direct-{}.bin", std::process::id()));
+    std::fs::write(&path, pattern_vec(8192)).unwrap();
+    let direct = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("O_DIRECT open of {}: {e}", path.display()));
+    std::fs::remove_file(&path).unwrap();
+    let source = FileSource::from_std(direct, &path);
+    assert!(!source.page_cache_reads(), "{source:?}");
+    let mut buf = vec![0u8; 4096];
+    assert_eq!(source.try_read_at(0, &mut buf), 0);
+    // The same file opened normally has them on.
+    assert!(cached_file(&pattern_vec(10)).page_cache_reads());
+}
+
+#[tokio::test]
 async fn a_cached_file_is_read_without_requests_or_read_ahead() {
     let data = pattern_vec(3 << 20);
     for (ahead, request) in [
@@ -144,7 +166,10 @@ async fn one_huge_read_of_a_cached_file_lets_other_tasks_run() {
     let ran = ticks.load(std::sync::atomic::Ordering::SeqCst);
     ticker.abort();
     assert!(buf == data, "bytes differ");
-    assert!(ran >= 4, "the other task ran {ran} times during a 32 MiB read");
+    assert!(
+        ran >= 4,
+        "the other task ran {ran} times during a 32 MiB read"
+    );
 }
 
 #[tokio::test]

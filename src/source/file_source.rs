@@ -104,12 +104,17 @@ impl FileSource {
     }
 
     /// A source over a file already open for reading; `path` is only used in error messages.
+    ///
+    /// A file opened with `O_DIRECT` gets [page cache reads](Self#page-cache-reads-linux) off:
+    /// its reads never come from the page cache, and `RWF_NOWAIT` does not keep a direct read
+    /// from waiting for the device.
     pub fn from_std(file: File, path: impl Into<PathBuf>) -> Self {
+        let page_cache_reads = cfg!(target_os = "linux") && !is_direct(&file);
         Self {
             file: Arc::new(file),
             path: Arc::from(path.into()),
             pool: Arc::default(),
-            page_cache_reads: cfg!(target_os = "linux"),
+            page_cache_reads,
             nowait_unsupported: Arc::default(),
         }
     }
@@ -183,6 +188,17 @@ fn give_back(pool: &Mutex<Vec<Bytes>>, bytes: &Bytes) {
     } else if let Some(i) = pool.iter().position(|b| b.is_unique()) {
         pool[i] = bytes.clone();
     }
+}
+
+/// Whether `file` was opened with `O_DIRECT` (false where that cannot be told).
+#[cfg(target_os = "linux")]
+fn is_direct(file: &File) -> bool {
+    rustix::fs::fcntl_getfl(file).is_ok_and(|flags| flags.contains(rustix::fs::OFlags::DIRECT))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn is_direct(_file: &File) -> bool {
+    false
 }
 
 /// What a page cache read gave.
