@@ -82,6 +82,11 @@ struct Args {
     #[arg(long, value_name = "SIZExDEPTH", value_parser = parse_read_ahead)]
     read_ahead: Option<ReadAhead>,
 
+    /// Page cache reads of the readahead reader's FileSource (Linux): on, cached bytes are
+    /// copied at once on the reading thread; off, every chunk is a read on tokio's blocking pool.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    page_cache_reads: bool,
+
     /// How many times each cell reads the whole file.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
@@ -166,6 +171,21 @@ async fn run(args: Args) -> Result<ExitCode, String> {
                 given_path = None;
                 remote = Some(source);
             }
+        }
+    }
+    if !args.page_cache_reads {
+        if !args.readers.iter().any(|r| r.uses_read_ahead()) {
+            return Err(format!(
+                "--page-cache-reads configures the {} reader, which --readers leaves out",
+                ReaderKind::BufferedReadAhead.id()
+            ));
+        }
+        if remote.is_some() || args.direct || args.latency.is_some() || args.bandwidth.is_some() {
+            return Err(
+                "--page-cache-reads off applies to a local file read as it is: \
+                        a URL, --direct or a simulated link has no page cache reads to turn off"
+                    .to_string(),
+            );
         }
     }
     let (source, temp, write_len) = match remote {
@@ -289,7 +309,7 @@ fn local_source(
     } else if args.direct {
         direct_source(&path)?
     } else {
-        Source::file(&path)
+        Source::file(&path).page_cache_reads(args.page_cache_reads)
     };
     Ok((source, temp, write_len))
 }
@@ -611,6 +631,14 @@ fn parse_reader(s: &str) -> Result<ReaderKind, String> {
 }
 
 /// `256KiBx4`, `1MiB x 8`: a chunk size (as [`parse_size`]) and a depth.
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("{s:?} is neither on nor off")),
+    }
+}
+
 fn parse_read_ahead(s: &str) -> Result<ReadAhead, String> {
     let t = s.trim();
     let expected =

@@ -481,6 +481,48 @@ fn direct_io_is_for_network_filesystems() {
 }
 
 #[test]
+fn page_cache_reads_can_be_turned_off() {
+    assert_fails(
+        &["--page-cache-reads", "maybe"],
+        2,
+        "\"maybe\" is neither on nor off",
+    );
+    assert_fails(
+        &["--page-cache-reads", "off", "--readers", "buffered"],
+        1,
+        "--page-cache-reads configures the readahead reader, which --readers leaves out",
+    );
+    assert_fails(
+        &["--page-cache-reads", "off", "--latency", "1ms"],
+        1,
+        "a URL, --direct or a simulated link has no page cache reads to turn off",
+    );
+    for (value, label) in [("off", " (page cache reads off)"), ("on", "")] {
+        let mut args = SMALL.to_vec();
+        args.extend([
+            "--readers",
+            "buffered,readahead",
+            "--page-cache-reads",
+            value,
+        ]);
+        let out = run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let table = stdout(&out);
+        let first = table.lines().next().unwrap_or_default();
+        assert!(first.starts_with("Sequential reads of "), "{table}");
+        assert_eq!(
+            first.contains("(page cache reads off)"),
+            !label.is_empty(),
+            "{table}"
+        );
+        assert!(
+            table.contains("checksums: all 4 complete cells read the same bytes"),
+            "{table}"
+        );
+    }
+}
+
+#[test]
 fn read_ahead_is_size_x_depth() {
     for (value, needle) in [
         (

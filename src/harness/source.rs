@@ -44,6 +44,8 @@ pub struct Source {
     kind: Kind,
     // The positional form given by `with_positional`; files and memory have their own.
     positional: Option<Arc<OpenPositionalFn>>,
+    // For a file's own positional form: `FileSource::with_page_cache_reads`.
+    page_cache_reads: bool,
 }
 
 type OpenFn = dyn Fn() -> BoxFuture<'static, io::Result<BoxSource>> + Send + Sync;
@@ -69,6 +71,7 @@ impl Source {
             label: path.display().to_string(),
             kind: Kind::File(path),
             positional: None,
+            page_cache_reads: true,
         }
     }
 
@@ -80,6 +83,7 @@ impl Source {
             label: format!("memory ({} bytes)", data.len()),
             kind: Kind::Memory(data),
             positional: None,
+            page_cache_reads: true,
         }
     }
 
@@ -108,6 +112,7 @@ impl Source {
             label: label.into(),
             kind: Kind::Custom { path: None, open },
             positional: None,
+            page_cache_reads: true,
         }
     }
 
@@ -159,6 +164,32 @@ impl Source {
             Box::pin(async move { opening.await.map(BoxPositionalSource::new) })
         });
         self.positional = Some(open);
+        self
+    }
+
+    /// Whether the positional form of a [`file`](Self::file) source (its [`FileSource`]) does
+    /// [page cache reads](FileSource#page-cache-reads-linux) (builder style; on by default, as
+    /// in `FileSource`). Off, the read-ahead reader reads every chunk on tokio's blocking pool,
+    /// as it would a file that is not cached. The label says so. Other sources ignore this.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use async_buffered_input::harness::Source;
+    ///
+    /// let source = Source::file("/var/tmp/segment.bin").page_cache_reads(false);
+    /// assert_eq!(source.label(), "/var/tmp/segment.bin (page cache reads off)");
+    /// ```
+    #[must_use = "builder methods return the changed source"]
+    pub fn page_cache_reads(mut self, on: bool) -> Self {
+        if let Kind::File(path) = &self.kind {
+            self.label = if on {
+                path.display().to_string()
+            } else {
+                format!("{} (page cache reads off)", path.display())
+            };
+        }
+        self.page_cache_reads = on;
         self
     }
 
@@ -356,7 +387,11 @@ impl Source {
             return open().await;
         }
         match &self.kind {
-            Kind::File(path) => Ok(BoxPositionalSource::new(open_file_source(path).await?)),
+            Kind::File(path) => Ok(BoxPositionalSource::new(
+                open_file_source(path)
+                    .await?
+                    .with_page_cache_reads(self.page_cache_reads),
+            )),
             Kind::Memory(data) => Ok(BoxPositionalSource::new(MemorySource::new(data.clone()))),
             Kind::Custom { .. } => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
