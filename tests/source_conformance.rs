@@ -6,7 +6,6 @@
 #[macro_use]
 mod common;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_buffered_input::source::{
@@ -14,18 +13,10 @@ use async_buffered_input::source::{
 };
 use common::*;
 
-/// A file holding `data` (removed when the test binary's temp dir is cleaned; unlinked at once,
-/// the open handle keeps it readable).
+/// A file holding `data` (written to cargo's `target/tmp` and unlinked at once; the open
+/// handle keeps it readable).
 fn file_source(data: Vec<u8>) -> FileSource {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "abi-source-conformance-{}-{}.bin",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::write(&path, &data).expect("write temp file");
-    let file = std::fs::File::open(&path).expect("open temp file");
-    let _ = std::fs::remove_file(&path);
+    let (file, path) = temp_std_file(&data);
     FileSource::from_std(file, path)
 }
 

@@ -5,25 +5,19 @@
 mod common;
 
 use std::io::ErrorKind;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use async_buffered_input::source::{
     FileSource, MemorySource, PositionalReader, PositionalSource, ReadAhead, SlowLink,
 };
 use async_buffered_input::AsyncBufferedInput;
-use common::{pattern_vec, PartlyAtHand, Rng};
+use common::{pattern_vec, temp_std_file, PartlyAtHand, Rng};
 
+/// A file holding `data` (written to cargo's `target/tmp` and unlinked at once; the open
+/// handle keeps it readable).
 fn file_source(data: &[u8]) -> FileSource {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "abi-source-sweep-{}-{}.bin",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::write(&path, data).expect("write temp file");
-    let file = std::fs::File::open(&path).expect("open temp file");
-    let _ = std::fs::remove_file(&path);
+    let (file, path) = temp_std_file(data);
     FileSource::from_std(file, path)
 }
 
