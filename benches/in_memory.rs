@@ -11,6 +11,8 @@
 //! - `tokio_bufreader/byte_loop`: `read_u8` per byte over tokio `BufReader` (the pre-LUCENE-695
 //!   shape); it reads only the first 1 MiB, with its throughput set to match;
 //! - `std_bufreader/read_exact`: synchronous `std::io::BufReader` (the same two copies, no async);
+//! - `std_bufreader/read_exact_awaited`: the same `std::io::BufReader` behind one always-ready
+//!   `.await` per request, for reference: what the `.await` alone costs a loop;
 //! - `floor/slice_copy`: `read_exact` from a `&[u8]` (one copy), for reference.
 //!
 //! Timed by `support/clock.rs`: the bench thread's CPU time (`ABI_BENCH_CLOCK=wall` for wall
@@ -19,8 +21,10 @@
 #[path = "support/clock.rs"]
 mod clock;
 
+use std::future::poll_fn;
 use std::hint::black_box;
 use std::io::{Cursor, Read};
+use std::task::Poll;
 use std::time::Duration;
 
 use async_buffered_input::AsyncBufferedInput;
@@ -95,6 +99,20 @@ fn std_read_exact(data: &[u8], size: usize) {
     }
 }
 
+/// std's `BufReader` behind one `.await` per request: the same two copies as `std_read_exact`,
+/// plus what any `.await` in a loop costs (the loop's state lives in the future's frame, not in
+/// registers). The cheapest an async read API can be; reported for reference.
+async fn std_awaited(data: &[u8], size: usize) {
+    let mut reader = std::io::BufReader::with_capacity(WINDOW, Cursor::new(data));
+    let mut buf = vec![0u8; size];
+    for _ in 0..requests(data.len(), size).0 {
+        poll_fn(|_| Poll::Ready(reader.read_exact(&mut buf)))
+            .await
+            .unwrap();
+        black_box(&buf);
+    }
+}
+
 fn slice_copy(data: &[u8], size: usize) {
     let mut reader: &[u8] = data;
     let mut buf = vec![0u8; size];
@@ -129,6 +147,9 @@ fn sequential(c: &mut Criterion<Clock>) {
         });
         group.bench_function(BenchmarkId::new("std_bufreader", "read_exact"), |b| {
             b.iter(|| std_read_exact(&data, size))
+        });
+        group.bench_function(BenchmarkId::new("std_bufreader", "read_exact_awaited"), |b| {
+            b.iter(|| rt.block_on(std_awaited(&data, size)))
         });
         group.bench_function(BenchmarkId::new("floor", "slice_copy"), |b| {
             b.iter(|| slice_copy(&data, size))
