@@ -148,9 +148,10 @@ fn sequential(c: &mut Criterion<Clock>) {
         group.bench_function(BenchmarkId::new("std_bufreader", "read_exact"), |b| {
             b.iter(|| std_read_exact(&data, size))
         });
-        group.bench_function(BenchmarkId::new("std_bufreader", "read_exact_awaited"), |b| {
-            b.iter(|| rt.block_on(std_awaited(&data, size)))
-        });
+        group.bench_function(
+            BenchmarkId::new("std_bufreader", "read_exact_awaited"),
+            |b| b.iter(|| rt.block_on(std_awaited(&data, size))),
+        );
         group.bench_function(BenchmarkId::new("floor", "slice_copy"), |b| {
             b.iter(|| slice_copy(&data, size))
         });

@@ -5,10 +5,11 @@ use std::ops::Range;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures::future::poll_fn;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, ReadBuf};
 
+use super::window::Window;
 use super::window_read::{ReadFuture, WindowRead};
 use crate::error::InputError;
 use crate::seek_from::{self, SeekStart};
@@ -17,7 +18,7 @@ use crate::stats::Stats;
 /// A buffered, seekable async input over a slow source, in the manner of Lucene's
 /// `BufferedIndexInput`.
 ///
-/// The input keeps a window (a [`BytesMut`] of at most [`capacity`](Self::capacity) bytes)
+/// The input keeps a window (a [`BytesMut`](bytes::BytesMut) of at most [`capacity`](Self::capacity) bytes)
 /// over the source and a logical [`position`](Self::position). Reads are served from the window
 /// when it holds the bytes; otherwise:
 ///
@@ -65,24 +66,19 @@ use crate::stats::Stats;
 /// # Ok(())
 /// # }
 /// ```
-// Layout: `repr(C)` puts the fields a window hit reads first (`buf`'s pointer and length,
-// `filled`, `start`, `pos`: 56 bytes) and `align(64)` keeps them in one cache line wherever the
-// input lives. Without it, 100-byte reads ran 15-30% slower in 6 of 20 runs of one bench
+// Layout: `repr(C)` puts the fields a window hit reads first (`window`: the buffer's pointer and
+// length, `filled`, `start`; then `pos`: 56 bytes) and `align(64)` keeps them in one cache line
+// wherever the input lives. Without it, 100-byte reads ran 15-30% slower in 6 of 20 runs of one bench
 // binary, depending only on where the stack put the caller's future; with it, 0 of 20 (see
 // BENCHMARKS.md, "Layout").
 #[repr(C, align(64))]
 pub struct AsyncBufferedInput<R> {
-    // The window. Invariants (checked by `debug_assert_invariants`):
-    // - `buf[..filled]` holds the source's bytes `[start, start + filled)`;
-    // - `filled <= buf.len() <= capacity`; `buf[filled..]` is stale: initialized bytes kept so
-    //   that a refill reads into them in place, without zeroing spare capacity first;
-    // - `pos` is independent of the window: when `start <= pos <= start + filled` the bytes at
-    //   `pos` are served from `buf[pos - start..filled]`, otherwise the next read fetches them.
-    // Keeping `pos` apart from the window is what makes every read all-or-nothing: a read works
-    // on offsets and only moves `pos` once it has all its bytes.
-    buf: BytesMut,
-    filled: usize,
-    start: u64,
+    // The source's bytes at hand, at most `capacity` of them (checked by
+    // `debug_assert_invariants`). `pos` is independent of the window: when the window holds the
+    // bytes at `pos` they are served from it, otherwise the next read fetches them. Keeping `pos`
+    // apart from the window is what makes every read all-or-nothing: a read works on offsets and
+    // only moves `pos` once it has all its bytes.
+    window: Window,
     pos: u64,
     capacity: usize,
     // The source's cursor, where known. `None` after an error, after `get_mut`, and before the
@@ -145,9 +141,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         }
         Ok(Self {
             inner,
-            buf: BytesMut::new(),
-            filled: 0,
-            start: 0,
+            window: Window::new(),
             pos: 0,
             capacity,
             inner_pos: None,
@@ -279,10 +273,8 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
             }
             // Hand out the window's prefix up to the end of the request; the window keeps the
             // bytes after it.
-            let end = (at - self.start) as usize + len;
-            let head = self.buf.split_to(end).freeze();
-            self.filled -= end;
-            self.start += end as u64;
+            let end = (at - self.window.start()) as usize + len;
+            let head = self.window.split_to(end);
             self.move_to(at + len as u64);
             self.stats.bytes_from_window += len as u64;
             self.debug_assert_invariants();
@@ -373,7 +365,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// The range of source offsets the window holds. A seek inside it (ends included) costs no
     /// I/O.
     pub fn window(&self) -> Range<u64> {
-        self.start..self.window_end()
+        self.window.start()..self.window.end()
     }
 
     /// A snapshot of the counters of work done so far.
@@ -417,41 +409,15 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// The window's bytes from source offset `at` on; empty when `at` is outside the window.
     #[inline]
     pub(super) fn window_at(&self, at: u64) -> &[u8] {
-        let offset = at.wrapping_sub(self.start);
-        if offset <= self.filled as u64 {
-            &self.buf[offset as usize..self.filled]
-        } else {
-            &[]
-        }
-    }
-
-    /// The window's bytes `[at, at + len)`, or `None` unless it holds them all.
-    ///
-    /// The fast path of [`read_bytes`](Self::read_bytes). Each check returns at once rather
-    /// than building an empty slice the way [`window_at`](Self::window_at) does for an `at`
-    /// outside the window: measured with callgrind, 2 instructions fewer per window hit.
-    #[inline(always)]
-    pub(super) fn window_get(&self, at: u64, len: usize) -> Option<&[u8]> {
-        let offset = usize::try_from(at.wrapping_sub(self.start)).ok()?;
-        self.buf.get(..self.filled)?.get(offset..)?.get(..len)
-    }
-
-    #[inline]
-    fn window_end(&self) -> u64 {
-        self.start + self.filled as u64
+        self.window.bytes_from(at)
     }
 
     fn debug_assert_invariants(&self) {
         debug_assert!(
-            self.filled <= self.buf.len() && self.buf.len() <= self.capacity,
-            "window holds {} of {} bytes, capacity {}",
-            self.filled,
-            self.buf.len(),
+            self.window.len() <= self.capacity,
+            "window holds {} bytes, capacity {}",
+            self.window.len(),
             self.capacity
-        );
-        debug_assert!(
-            self.start.checked_add(self.filled as u64).is_some(),
-            "window end overflows"
         );
     }
 
@@ -588,52 +554,22 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
             if have >= need {
                 return Poll::Ready(Ok(()));
             }
-            if have > 0 {
-                // Keep the window's bytes from `at` on at its front.
-                let keep_from = (at - self.start) as usize;
-                if keep_from > 0 {
-                    self.buf.copy_within(keep_from..self.filled, 0);
-                    self.filled = have;
-                    self.start = at;
-                }
-            } else {
-                // Nothing to keep (`at` is the window's end, or outside it): start afresh.
-                self.filled = 0;
-                self.start = at;
-            }
-            self.make_room();
+            self.window.keep(at);
             self.debug_assert_invariants();
 
-            let end = self.window_end();
+            let end = self.window.end();
             ready!(self.poll_source_at(cx, end))?;
-            let room = self.capacity - self.filled;
-            let mut read_buf = ReadBuf::new(&mut self.buf[self.filled..]);
+            let spare = self.window.spare(self.capacity);
+            let room = spare.len();
+            let mut read_buf = ReadBuf::new(spare);
             let read = ready!(Pin::new(&mut self.inner).poll_read(cx, &mut read_buf))
                 .map(|()| read_buf.filled().len());
             let n = self.after_source_read(end, read)?;
-            self.filled += n;
+            self.window.commit(n);
             tracing::trace!(at = end, requested = room, read = n, "window refill");
             if n == 0 {
                 return Poll::Ready(Ok(()));
             }
-        }
-    }
-
-    /// Makes `buf` `capacity` initialized bytes long, for a refill to read into in place.
-    ///
-    /// The window's length is then the plain field `filled`, which the fast paths compare
-    /// against; measured, this made window-hit varint decoding 15–19% faster than asking the
-    /// `BytesMut` for its length (`benches/decode.rs`, see BENCHMARKS.md). It also spares
-    /// sources that initialize the unfilled part of a `ReadBuf` (`ReadBuf::initialize_unfilled`)
-    /// from zeroing the free space before every refill: zeroed once, and again only after
-    /// `read_bytes_owned` handed out the front of the window.
-    fn make_room(&mut self) {
-        if self.buf.len() < self.capacity {
-            if self.buf.capacity() < self.capacity {
-                // Growing may move the bytes: let it move only the window's.
-                self.buf.truncate(self.filled);
-            }
-            self.buf.resize(self.capacity, 0);
         }
     }
 
@@ -800,7 +736,8 @@ impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadBytes<'_> {
 
     #[inline(always)]
     fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<()> {
-        self.dst.copy_from_slice(input.window_get(input.pos, self.dst.len())?);
+        self.dst
+            .copy_from_slice(input.window.get(input.pos, self.dst.len())?);
         input.pos += self.dst.len() as u64; // counted by `stats()`
         Some(())
     }
@@ -938,8 +875,11 @@ impl<R: fmt::Debug> fmt::Debug for AsyncBufferedInput<R> {
         f.debug_struct("AsyncBufferedInput")
             .field("inner", &self.inner)
             .field("position", &self.pos)
-            .field("window", &(self.start..self.start + self.filled as u64))
-            .field("filled", &format_args!("{}/{}", self.filled, self.capacity))
+            .field("window", &(self.window.start()..self.window.end()))
+            .field(
+                "filled",
+                &format_args!("{}/{}", self.window.len(), self.capacity),
+            )
             .finish()
     }
 }

@@ -3,6 +3,7 @@
 mod buffered_input;
 mod decode;
 mod utf8;
+mod window;
 mod window_read;
 
 pub use buffered_input::AsyncBufferedInput;
