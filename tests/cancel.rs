@@ -302,3 +302,104 @@ async fn cancel_on_tokio_file_then_seek_elsewhere() {
         "tokio::fs::File never returned Pending; test not exercised"
     );
 }
+
+/// Lucene's vint: 7 bits a byte, low first, high bit set on all but the last byte.
+fn put_vint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_string(out: &mut Vec<u8>, s: &str) {
+    put_vint(out, s.len() as u32);
+    out.extend_from_slice(s.as_bytes());
+}
+
+#[tokio::test]
+async fn cancel_typed_reads_mid_value() {
+    // Each value straddles the 64-byte window's edge or is longer than the window, so each read
+    // runs its slow path: a short string, a string longer than the window (length asked first,
+    // then a read of its own), a vint, a big-endian u32.
+    let short = "héllo, wörld";
+    let long = "ж".repeat(150);
+    let mut data = vec![0xAA; 60];
+    put_string(&mut data, short);
+    let long_at = data.len();
+    data.resize(long_at + (128 - long_at % 64) - 2, 0xBB); // the next prefix straddles too
+    let long_at = data.len();
+    put_string(&mut data, &long);
+    let vint_at = data.len();
+    data.resize(vint_at + (64 - vint_at % 64) - 1, 0xCC);
+    let vint_at = data.len();
+    put_vint(&mut data, 300_000);
+    let u32_at = data.len();
+    data.resize(u32_at + (64 - u32_at % 64) - 2, 0xDD);
+    let u32_at = data.len();
+    data.extend_from_slice(&0xDEAD_BEEF_u32.to_be_bytes());
+    let end = data.len() as u64;
+
+    // budget 0: nothing arrives; 1 (and 9 for the strings): part of what the read needs
+    // arrives first. 9 bytes finish neither string (11 and 300 bytes missing) but would finish
+    // the vint and the u32 (2 bytes missing each), so those get 0 and 1 only.
+    for budget in [0u64, 1, 9] {
+        let small = budget.min(1);
+        let ctx = format!("budget {budget}");
+        let (mut input, ctl) = gated(&data, 64, 13);
+        read_ok(&mut input, &data, 60, &ctx).await;
+
+        ctl.set_read_budget(budget);
+        let stuck = spawn(input.read_string()).poll_until_idle().is_pending();
+        assert!(
+            stuck,
+            "{ctx}: short read_string should be stuck on the gated source"
+        );
+        assert_eq!(input.position(), 60, "{ctx}: after a cancelled read_string");
+        ctl.open_reads();
+        assert_eq!(input.read_string().await.unwrap(), short, "{ctx}");
+
+        input.seek_to(long_at as u64);
+        ctl.set_read_budget(budget);
+        let stuck = spawn(input.read_string()).poll_until_idle().is_pending();
+        assert!(
+            stuck,
+            "{ctx}: long read_string should be stuck on the gated source"
+        );
+        assert_eq!(
+            input.position(),
+            long_at as u64,
+            "{ctx}: after a cancelled long string"
+        );
+        ctl.open_reads();
+        assert_eq!(input.read_string().await.unwrap(), long, "{ctx}");
+
+        input.seek_to(vint_at as u64);
+        ctl.set_read_budget(small);
+        let stuck = spawn(input.read_vint()).poll_until_idle().is_pending();
+        assert!(
+            stuck,
+            "{ctx}: read_vint should be stuck on the gated source"
+        );
+        assert_eq!(
+            input.position(),
+            vint_at as u64,
+            "{ctx}: after a cancelled read_vint"
+        );
+        ctl.open_reads();
+        assert_eq!(input.read_vint().await.unwrap(), 300_000, "{ctx}");
+
+        input.seek_to(u32_at as u64);
+        ctl.set_read_budget(small);
+        let stuck = spawn(input.read_u32()).poll_until_idle().is_pending();
+        assert!(stuck, "{ctx}: read_u32 should be stuck on the gated source");
+        assert_eq!(
+            input.position(),
+            u32_at as u64,
+            "{ctx}: after a cancelled read_u32"
+        );
+        ctl.open_reads();
+        assert_eq!(input.read_u32().await.unwrap(), 0xDEAD_BEEF, "{ctx}");
+        assert_eq!(input.position(), end, "{ctx}");
+    }
+}

@@ -1,8 +1,11 @@
 //! Typed decoding: round trips at every 7-bit boundary across window sizes, and malformed input.
 
+mod common;
+
 use std::io::{Cursor, ErrorKind};
 
 use async_buffered_input::{AsyncBufferedInput, InputError};
+use common::{Hostile, HostileConfig};
 
 const CAPACITIES: [usize; 6] = [1, 2, 5, 8, 13, 4096];
 
@@ -157,6 +160,33 @@ async fn round_trip_every_boundary_every_capacity() {
                 assert_eq!(input.position(), expected_pos, "capacity {cap}");
             }
             let err = input.read_vint().await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::UnexpectedEof);
+            assert_eq!(input.position(), expected_pos);
+        }
+    }
+}
+
+/// The slow paths of every typed read, resumed after `Pending` and continued across short
+/// reads: a source that returns `Pending` on every other poll and 1–13 bytes per read.
+#[tokio::test]
+async fn round_trip_through_short_reads_and_pending() {
+    let values = all_values();
+    for pad in 0..3 {
+        let mut data = vec![0xAA; pad];
+        data.extend(encode(&values));
+        for cap in CAPACITIES {
+            let seed = (pad * 31 + cap) as u64;
+            let source = Hostile::new(data.clone(), HostileConfig::short_and_pending(seed));
+            let mut input = AsyncBufferedInput::with_capacity(cap, source);
+            input.skip_bytes(pad as u64).unwrap();
+            let mut expected_pos = pad as u64;
+            for v in &values {
+                let got = decode_one(&mut input, v).await.unwrap();
+                assert_eq!(&got, v, "capacity {cap} pad {pad} at {expected_pos}");
+                expected_pos += encode(std::slice::from_ref(v)).len() as u64;
+                assert_eq!(input.position(), expected_pos, "capacity {cap}");
+            }
+            let err = input.read_string().await.unwrap_err();
             assert_eq!(err.kind(), ErrorKind::UnexpectedEof);
             assert_eq!(input.position(), expected_pos);
         }

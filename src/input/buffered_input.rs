@@ -634,7 +634,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         }
     }
 
-    fn poll_length(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+    pub(super) fn poll_length(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
         loop {
             if let Err(e) = ready!(self.poll_seek_in_flight(cx)) {
                 return Poll::Ready(Err(InputError::source("length", self.pos, 0, e)));

@@ -12,7 +12,6 @@ use std::marker::PhantomData;
 use std::mem::size_of;
 use std::task::{ready, Context, Poll};
 
-use futures::future::poll_fn;
 use tokio::io::{AsyncRead, AsyncSeek};
 
 use super::buffered_input::ReadExact;
@@ -438,87 +437,14 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn read_string(&mut self) -> io::Result<String> {
-        if let Some(s) = self.string_from_window() {
-            return Ok(s);
-        }
-        self.read_string_slow().await
+    pub fn read_string(&mut self) -> impl Future<Output = io::Result<String>> + use<'_, R> {
+        ReadFuture::new(self, ReadString)
     }
 
     // ----- private helpers -----
 
-    /// The whole string when the window holds it and it is valid; `None` (having consumed
-    /// nothing) otherwise, including for a malformed one: the slow path reports those.
-    #[inline]
-    fn string_from_window(&mut self) -> Option<String> {
-        let window = self.window_at(self.position());
-        let (len, prefix) = decode_varint_fast::<VINT_MAX_LEN, VINT_LAST_BITS>(window)?;
-        let total = prefix.checked_add(len as usize)?;
-        let s = super::utf8::to_string(window.get(prefix..total)?).ok()?;
-        self.consume_window(total);
-        Some(s)
-    }
-
-    async fn read_string_slow(&mut self) -> io::Result<String> {
-        const OP: &str = "read_string";
-        let at = self.position();
-        let (len, prefix) = self
-            .peek_varint(OP, at, VINT_MAX_LEN, VINT_LAST_BITS)
-            .await?;
-        let len = len as usize;
-        let total = prefix + len;
-        let invalid_utf8 = |e: std::str::Utf8Error| {
-            InputError::invalid(
-                OP,
-                at,
-                total as u64,
-                format!(
-                    "the {len}-byte string is not UTF-8 (valid up to byte {})",
-                    e.valid_up_to()
-                ),
-            )
-        };
-
-        if let Some(bytes) = self.window_at(at).get(prefix..total) {
-            let s = std::str::from_utf8(bytes).map_err(invalid_utf8)?.to_owned();
-            self.consume_window(total);
-            return Ok(s);
-        }
-        let data_at = at + prefix as u64;
-        if len > self.capacity() {
-            let available = self.length().await?.saturating_sub(data_at);
-            if (len as u64) > available {
-                return Err(InputError::eof(
-                    OP,
-                    at,
-                    total as u64,
-                    prefix as u64 + available,
-                ));
-            }
-        }
-        let mut bytes = vec![0u8; len];
-        self.read_exact_at(OP, data_at, &mut bytes)
-            .await
-            .map_err(|e| widen_eof(e, OP, at, total, prefix))?;
-        let s = String::from_utf8(bytes).map_err(|e| invalid_utf8(e.utf8_error()))?;
-        self.seek_to(data_at + len as u64);
-        Ok(s)
-    }
-
     /// Decodes the varint at `at` without consuming it: returns its value and length. Gathers
-    /// its bytes across window refills when it straddles the window's edge.
-    async fn peek_varint(
-        &mut self,
-        op: &'static str,
-        at: u64,
-        max_len: usize,
-        last_bits: u32,
-    ) -> io::Result<(u64, usize)> {
-        let mut gather = Gather::default();
-        poll_fn(|cx| self.poll_peek_varint(cx, op, at, max_len, last_bits, &mut gather)).await
-    }
-
-    /// The poll form of [`peek_varint`](Self::peek_varint): `gather` starts as
+    /// its bytes across window refills when it straddles the window's edge; `gather` starts as
     /// `Gather::default()` and carries the bytes gathered so far across `Pending`.
     fn poll_peek_varint(
         &mut self,
@@ -681,6 +607,134 @@ where
             ready!(input.poll_peek_varint(cx, self.op, at, MAX_LEN, LAST_BITS, gather))?;
         input.seek_to(at + len as u64);
         Poll::Ready(Ok((self.convert)(value)))
+    }
+}
+
+/// [`AsyncBufferedInput::read_string`]: a vint length, then that many bytes of UTF-8.
+struct ReadString;
+
+/// The slow path of [`ReadString`], step by step.
+enum StringSlow {
+    /// Gathering the length prefix, across refills if it straddles the window's edge.
+    Prefix(Gather),
+    /// A string longer than the window: asking the source's length before allocating for it.
+    Length { len: usize, prefix: usize },
+    /// Reading the bytes into their own buffer.
+    Body {
+        prefix: usize,
+        bytes: Vec<u8>,
+        exact: ReadExact,
+    },
+}
+
+impl Default for StringSlow {
+    fn default() -> Self {
+        Self::Prefix(Gather::default())
+    }
+}
+
+const READ_STRING: &str = "read_string";
+
+impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadString {
+    type Output = String;
+    type Slow = StringSlow;
+
+    /// The whole string when the window holds it and it is valid; a malformed one is left to
+    /// the slow path, which reports it.
+    #[inline(always)]
+    fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<String> {
+        let window = input.window_at(input.position());
+        let (len, prefix) = decode_varint_fast::<VINT_MAX_LEN, VINT_LAST_BITS>(window)?;
+        let total = prefix.checked_add(len as usize)?;
+        let s = super::utf8::to_string(window.get(prefix..total)?).ok()?;
+        input.consume_window(total);
+        Some(s)
+    }
+
+    fn poll_slow(
+        &mut self,
+        slow: &mut StringSlow,
+        input: &mut AsyncBufferedInput<R>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<String>> {
+        // The position stays at the string's start until it is read whole.
+        let at = input.position();
+        let invalid_utf8 = |len: usize, total: usize, e: std::str::Utf8Error| {
+            InputError::invalid(
+                READ_STRING,
+                at,
+                total as u64,
+                format!(
+                    "the {len}-byte string is not UTF-8 (valid up to byte {})",
+                    e.valid_up_to()
+                ),
+            )
+        };
+        loop {
+            match slow {
+                StringSlow::Prefix(gather) => {
+                    let (len, prefix) = ready!(input.poll_peek_varint(
+                        cx,
+                        READ_STRING,
+                        at,
+                        VINT_MAX_LEN,
+                        VINT_LAST_BITS,
+                        gather
+                    ))?;
+                    let len = len as usize;
+                    let total = prefix + len;
+                    if let Some(bytes) = input.window_at(at).get(prefix..total) {
+                        let s = std::str::from_utf8(bytes)
+                            .map_err(|e| invalid_utf8(len, total, e))?
+                            .to_owned();
+                        input.consume_window(total);
+                        return Poll::Ready(Ok(s));
+                    }
+                    *slow = if len > input.capacity() {
+                        StringSlow::Length { len, prefix }
+                    } else {
+                        StringSlow::Body {
+                            prefix,
+                            bytes: vec![0u8; len],
+                            exact: ReadExact::default(),
+                        }
+                    };
+                }
+                StringSlow::Length { len, prefix } => {
+                    let (len, prefix) = (*len, *prefix);
+                    let data_at = at + prefix as u64;
+                    let available = ready!(input.poll_length(cx))?.saturating_sub(data_at);
+                    if (len as u64) > available {
+                        return Poll::Ready(Err(InputError::eof(
+                            READ_STRING,
+                            at,
+                            (prefix + len) as u64,
+                            prefix as u64 + available,
+                        )));
+                    }
+                    *slow = StringSlow::Body {
+                        prefix,
+                        bytes: vec![0u8; len],
+                        exact: ReadExact::default(),
+                    };
+                }
+                StringSlow::Body {
+                    prefix,
+                    bytes,
+                    exact,
+                } => {
+                    let (prefix, len) = (*prefix, bytes.len());
+                    let total = prefix + len;
+                    let data_at = at + prefix as u64;
+                    ready!(input.poll_read_exact_at(cx, READ_STRING, data_at, bytes, exact))
+                        .map_err(|e| widen_eof(e, READ_STRING, at, total, prefix))?;
+                    let s = String::from_utf8(std::mem::take(bytes))
+                        .map_err(|e| invalid_utf8(len, total, e.utf8_error()))?;
+                    input.seek_to(data_at + len as u64);
+                    return Poll::Ready(Ok(s));
+                }
+            }
+        }
     }
 }
 
