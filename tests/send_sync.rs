@@ -57,6 +57,14 @@ fn futures_are_send<R: AsyncRead + AsyncSeek + Unpin + Send>(input: &mut AsyncBu
         let fut = input.length();
         assert_send(&fut);
     }
+    // The typed reads (hand-written futures over the same core).
+    assert_send(&input.read_string());
+    assert_send(&input.read_vint());
+    assert_send(&input.read_vlong());
+    assert_send(&input.read_u32());
+    assert_send(&input.read_i64_le());
+    let mut values = [0u32; 4];
+    assert_send(&input.read_u32_into(&mut values));
 }
 
 #[test]
