@@ -340,6 +340,31 @@ async fn cancel_typed_reads_mid_value() {
     data.extend_from_slice(&0xDEAD_BEEF_u32.to_be_bytes());
     let end = data.len() as u64;
 
+    /// Seeks to `$at`, lets `$budget` bytes through, polls `$input.$read()` until it is stuck
+    /// and drops it; then checks the position did not move and the read, asked again with the
+    /// source open, returns `$expected`.
+    macro_rules! cancel_then_read {
+        ($input:ident, $ctl:ident, $ctx:ident, $at:expr, $budget:expr, $read:ident, $expected:expr) => {
+            $input.seek_to($at as u64);
+            $ctl.set_read_budget($budget);
+            let stuck = spawn($input.$read()).poll_until_idle().is_pending();
+            let what = concat!(stringify!($read), " at ", stringify!($at));
+            assert!(
+                stuck,
+                "{}: {what} should be stuck on the gated source",
+                $ctx
+            );
+            assert_eq!(
+                $input.position(),
+                $at as u64,
+                "{}: after a cancelled {what}",
+                $ctx
+            );
+            $ctl.open_reads();
+            assert_eq!($input.$read().await.unwrap(), $expected, "{}: {what}", $ctx);
+        };
+    }
+
     // budget 0: nothing arrives; 1 (and 9 for the strings): part of what the read needs
     // arrives first. 9 bytes finish neither string (11 and 300 bytes missing) but would finish
     // the vint and the u32 (2 bytes missing each), so those get 0 and 1 only.
@@ -348,58 +373,10 @@ async fn cancel_typed_reads_mid_value() {
         let ctx = format!("budget {budget}");
         let (mut input, ctl) = gated(&data, 64, 13);
         read_ok(&mut input, &data, 60, &ctx).await;
-
-        ctl.set_read_budget(budget);
-        let stuck = spawn(input.read_string()).poll_until_idle().is_pending();
-        assert!(
-            stuck,
-            "{ctx}: short read_string should be stuck on the gated source"
-        );
-        assert_eq!(input.position(), 60, "{ctx}: after a cancelled read_string");
-        ctl.open_reads();
-        assert_eq!(input.read_string().await.unwrap(), short, "{ctx}");
-
-        input.seek_to(long_at as u64);
-        ctl.set_read_budget(budget);
-        let stuck = spawn(input.read_string()).poll_until_idle().is_pending();
-        assert!(
-            stuck,
-            "{ctx}: long read_string should be stuck on the gated source"
-        );
-        assert_eq!(
-            input.position(),
-            long_at as u64,
-            "{ctx}: after a cancelled long string"
-        );
-        ctl.open_reads();
-        assert_eq!(input.read_string().await.unwrap(), long, "{ctx}");
-
-        input.seek_to(vint_at as u64);
-        ctl.set_read_budget(small);
-        let stuck = spawn(input.read_vint()).poll_until_idle().is_pending();
-        assert!(
-            stuck,
-            "{ctx}: read_vint should be stuck on the gated source"
-        );
-        assert_eq!(
-            input.position(),
-            vint_at as u64,
-            "{ctx}: after a cancelled read_vint"
-        );
-        ctl.open_reads();
-        assert_eq!(input.read_vint().await.unwrap(), 300_000, "{ctx}");
-
-        input.seek_to(u32_at as u64);
-        ctl.set_read_budget(small);
-        let stuck = spawn(input.read_u32()).poll_until_idle().is_pending();
-        assert!(stuck, "{ctx}: read_u32 should be stuck on the gated source");
-        assert_eq!(
-            input.position(),
-            u32_at as u64,
-            "{ctx}: after a cancelled read_u32"
-        );
-        ctl.open_reads();
-        assert_eq!(input.read_u32().await.unwrap(), 0xDEAD_BEEF, "{ctx}");
+        cancel_then_read!(input, ctl, ctx, 60, budget, read_string, short);
+        cancel_then_read!(input, ctl, ctx, long_at, budget, read_string, long);
+        cancel_then_read!(input, ctl, ctx, vint_at, small, read_vint, 300_000);
+        cancel_then_read!(input, ctl, ctx, u32_at, small, read_u32, 0xDEAD_BEEF);
         assert_eq!(input.position(), end, "{ctx}");
     }
 }
