@@ -51,7 +51,7 @@ impl Window {
     pub(super) fn bytes_from(&self, at: u64) -> &[u8] {
         let offset = at.wrapping_sub(self.start);
         if offset <= self.filled as u64 {
-            &self.held()[offset as usize..]
+            &self.buf[offset as usize..self.filled]
         } else {
             &[]
         }
