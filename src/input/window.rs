@@ -1,7 +1,5 @@
 //! The window: a run of the source's bytes held in memory, and where it sits in the source.
 
-use std::fmt;
-
 use bytes::{Bytes, BytesMut};
 
 /// The source's bytes `[start, start + len())`, held in `buf[..filled]`.
@@ -154,15 +152,6 @@ impl Window {
             self.start.checked_add(self.filled as u64).is_some(),
             "window end overflows"
         );
-    }
-}
-
-impl fmt::Debug for Window {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Window")
-            .field("range", &(self.start..self.end()))
-            .field("filled", &self.filled)
-            .finish()
     }
 }
 
