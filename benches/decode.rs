@@ -25,6 +25,7 @@ use std::hint::black_box;
 use std::io::Cursor;
 use std::time::Duration;
 
+use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
 use clock::Clock;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -115,7 +116,7 @@ fn runtime() -> Runtime {
         .expect("current-thread runtime")
 }
 
-fn ours(data: &[u8]) -> AsyncBufferedInput<Cursor<&[u8]>> {
+fn ours(data: &[u8]) -> AsyncBufferedInput<StreamFetch<Cursor<&[u8]>>> {
     AsyncBufferedInput::with_capacity(WINDOW, Cursor::new(data))
 }
 

@@ -7,6 +7,8 @@
 //!
 //! Contenders, all in one group per request size:
 //! - `ours/read_bytes`, `ours/read_byte` (size 1 only): `AsyncBufferedInput`;
+//! - `ours/positional`: `AsyncBufferedInput` over the same bytes as a positional
+//!   `MemorySource` (no read-ahead), `read_bytes`;
 //! - `tokio_bufreader/read_exact`: tokio `BufReader` + `AsyncReadExt::read_exact`;
 //! - `tokio_bufreader/byte_loop`: `read_u8` per byte over tokio `BufReader` (the pre-LUCENE-695
 //!   shape); it reads only the first 1 MiB, with its throughput set to match;
@@ -27,6 +29,8 @@ use std::io::{Cursor, Read};
 use std::task::Poll;
 use std::time::Duration;
 
+use async_buffered_input::fetch::PositionalFetch;
+use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
 use clock::Clock;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -56,6 +60,18 @@ fn requests(len: usize, size: usize) -> (usize, u64) {
 
 async fn ours_read_bytes(data: &[u8], size: usize) {
     let mut input = AsyncBufferedInput::with_capacity(WINDOW, Cursor::new(data));
+    let mut buf = vec![0u8; size];
+    for _ in 0..requests(data.len(), size).0 {
+        input.read_bytes(&mut buf).await.unwrap();
+        black_box(&buf);
+    }
+}
+
+async fn ours_positional(data: &bytes::Bytes, size: usize) {
+    let mut input = AsyncBufferedInput::with_capacity(
+        WINDOW,
+        PositionalFetch::new(MemorySource::new(data.clone())),
+    );
     let mut buf = vec![0u8; size];
     for _ in 0..requests(data.len(), size).0 {
         input.read_bytes(&mut buf).await.unwrap();
@@ -124,6 +140,7 @@ fn slice_copy(data: &[u8], size: usize) {
 
 fn sequential(c: &mut Criterion<Clock>) {
     let data = data();
+    let shared = bytes::Bytes::copy_from_slice(&data);
     let rt = runtime();
     for size in SIZES {
         let mut group = c.benchmark_group(format!("sequential/{size}"));
@@ -136,6 +153,9 @@ fn sequential(c: &mut Criterion<Clock>) {
 
         group.bench_function(BenchmarkId::new("ours", "read_bytes"), |b| {
             b.iter(|| rt.block_on(ours_read_bytes(&data, size)))
+        });
+        group.bench_function(BenchmarkId::new("ours", "positional"), |b| {
+            b.iter(|| rt.block_on(ours_positional(&shared, size)))
         });
         if size == 1 {
             group.bench_function(BenchmarkId::new("ours", "read_byte"), |b| {

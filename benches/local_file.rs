@@ -1,5 +1,5 @@
 //! A page-cached local file read sequentially in 100-byte and 64 KiB requests: ours over
-//! `PositionalReader<FileSource>` with and without read-ahead (page cache reads on, the
+//! `PositionalFetch<FileSource>` with and without read-ahead (page cache reads on, the
 //! default), and with read-ahead but page cache reads off (every read on the blocking pool),
 //! against tokio's `BufReader` over
 //! `tokio::fs::File`, std's synchronous `BufReader<File>` (same 8 KiB window), and a 1 MiB
@@ -13,7 +13,8 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_buffered_input::source::{FileSource, PositionalReader, ReadAhead};
+use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+use async_buffered_input::source::FileSource;
 use async_buffered_input::AsyncBufferedInput;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tokio::io::AsyncReadExt;
@@ -78,9 +79,9 @@ async fn ours(
     request: usize,
     len: usize,
 ) -> u64 {
-    let mut reader = PositionalReader::from_arc(source);
-    reader.set_read_ahead(ahead);
-    let mut input = AsyncBufferedInput::with_capacity(WINDOW, reader);
+    let mut fetch = PositionalFetch::from_arc(source);
+    fetch.set_read_ahead(ahead);
+    let mut input = AsyncBufferedInput::with_capacity(WINDOW, fetch);
     let mut buf = vec![0u8; request];
     let mut sum = 0u64;
     for _ in 0..len / request {

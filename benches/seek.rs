@@ -22,6 +22,7 @@ use std::hint::black_box;
 use std::io::{BufRead, Cursor, Read, Seek, SeekFrom};
 use std::time::Duration;
 
+use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
 use clock::Clock;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -56,7 +57,7 @@ fn runtime() -> Runtime {
         .expect("current-thread runtime")
 }
 
-async fn ours_pass(input: &mut AsyncBufferedInput<Cursor<&[u8]>>, offsets: &[u64]) {
+async fn ours_pass(input: &mut AsyncBufferedInput<StreamFetch<Cursor<&[u8]>>>, offsets: &[u64]) {
     let mut buf = [0u8; READ];
     for &at in offsets {
         input.seek_to(at);

@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use async_buffered_input::source::{MemorySource, PositionalReader, ReadAhead, SlowLink};
+use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+use async_buffered_input::source::{MemorySource, SlowLink};
 use async_buffered_input::AsyncBufferedInput;
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -16,9 +17,9 @@ const BANDWIDTH: u64 = 100_000_000;
 
 async fn read_all(data: Bytes, len: usize, request: usize, ahead: Option<ReadAhead>) -> u64 {
     let link = SlowLink::new(MemorySource::new(data), LATENCY, BANDWIDTH);
-    let mut reader = PositionalReader::new(link);
-    reader.set_read_ahead(ahead);
-    let mut input = AsyncBufferedInput::new(reader);
+    let mut fetch = PositionalFetch::new(link);
+    fetch.set_read_ahead(ahead);
+    let mut input = AsyncBufferedInput::new(fetch);
     let mut buf = vec![0u8; request];
     let mut sum = 0u64;
     for _ in 0..len / request {

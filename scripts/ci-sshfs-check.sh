@@ -3,8 +3,9 @@
 #
 # Mounts a fresh folder over sshfs on loopback (scripts/sshfs.sh: direct_io,no_readahead, so every
 # read() on the mount is one SFTP round trip, as on an uncached network filesystem), writes a file
-# through the mount and times it with the `throughput` example (release build). Prints the table,
-# then asserts, from the JSON report, only the ordering, never absolute speed:
+# through the mount and times it with the `throughput` example of the harness crate (harness/,
+# release build). Prints the table, then asserts, from the JSON report, only the ordering, never
+# absolute speed:
 #   - at 100-byte requests AsyncBufferedInput reads at least MIN_RATIO times faster than the
 #     unbuffered source, with every window size timed;
 #   - it makes far fewer source reads (round trips) per byte than the unbuffered source;
@@ -29,7 +30,7 @@ SLOW_BUDGET=${SLOW_BUDGET:-3s}
 need cargo python3
 
 scripts/sshfs.sh install
-cargo build --release --example throughput
+cargo build --release -p throughput-harness --example throughput
 bin=${CARGO_TARGET_DIR:-target}/release/examples/throughput
 [[ -x $bin ]] || die "$bin was not built"
 

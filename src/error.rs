@@ -1,4 +1,5 @@
-//! The error payload carried inside [`std::io::Error`] by this crate.
+//! Errors: the crate's internal [`Error`], and the [`InputError`] payload of every
+//! [`io::Error`] an input returns, made from it once, at the public boundary.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -6,11 +7,14 @@ use std::io;
 
 /// What went wrong, and where, when an input operation failed.
 ///
-/// Every error this crate returns is an [`io::Error`] whose [`kind`](io::Error::kind) says what
-/// happened (`UnexpectedEof` for a read past the end, `InvalidData` for malformed encodings, the
-/// source's own kind for source failures) and whose payload is an `InputError` naming the
-/// operation, the position it started at, and the lengths involved. Reach it with
-/// [`io::Error::get_ref`] and [`downcast_ref`](https://doc.rust-lang.org/std/error/trait.Error.html#method.downcast_ref):
+/// Every error an input returns is an [`io::Error`] whose [`kind`](io::Error::kind) says what
+/// happened (`UnexpectedEof` for a read past the end, `InvalidData` for malformed encodings,
+/// `InvalidInput` for a request no data could satisfy, the source's own kind for source
+/// failures) and whose payload is an `InputError` naming the operation, the position it started
+/// at, and the lengths involved. A source failure is the error's
+/// [`source()`](StdError::source), not part of its message, so reporters that walk the chain
+/// (`anyhow`, `eyre`) print each cause once. Reach the payload with [`io::Error::get_ref`] and
+/// [`downcast_ref`](https://doc.rust-lang.org/std/error/trait.Error.html#method.downcast_ref):
 ///
 /// ```
 /// use async_buffered_input::{AsyncBufferedInput, InputError};
@@ -22,6 +26,10 @@ use std::io;
 /// let mut buf = [0u8; 5];
 /// let err = input.read_bytes(&mut buf).await.unwrap_err();
 /// assert_eq!(err.kind(), ErrorKind::UnexpectedEof);
+/// assert_eq!(
+///     err.to_string(),
+///     "read_bytes of 5 bytes at position 0 went past the end: only 3 bytes available"
+/// );
 /// let detail = err.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
 /// assert_eq!((detail.position(), detail.requested(), detail.available()), (0, 5, Some(3)));
 /// assert_eq!(input.position(), 0); // nothing was consumed
@@ -31,94 +39,42 @@ use std::io;
 pub struct InputError {
     op: &'static str,
     position: u64,
-    requested: u64,
+    amount: Amount,
     available: Option<u64>,
     detail: Option<String>,
     source: Option<io::Error>,
 }
 
+/// How many bytes an operation asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Amount {
+    /// Exactly this many.
+    Exact(u64),
+    /// At most this many: a varint, whose length is only known once it is read.
+    UpTo(u64),
+    /// A request for no bytes in particular (a seek, the length).
+    None,
+}
+
 impl InputError {
-    /// A read of `requested` bytes at `position` found only `available` before the end.
-    pub(crate) fn eof(
-        op: &'static str,
-        position: u64,
-        requested: u64,
-        available: u64,
-    ) -> io::Error {
-        let e = InputError {
-            op,
-            position,
-            requested,
-            available: Some(available),
-            detail: None,
-            source: None,
-        };
-        io::Error::new(io::ErrorKind::UnexpectedEof, e)
-    }
-
-    /// The source failed while serving `op` at `position`; the kind is kept.
-    pub(crate) fn source(
-        op: &'static str,
-        position: u64,
-        requested: u64,
-        err: io::Error,
-    ) -> io::Error {
-        let kind = err.kind();
-        let e = InputError {
-            op,
-            position,
-            requested,
-            available: None,
-            detail: None,
-            source: Some(err),
-        };
-        io::Error::new(kind, e)
-    }
-
-    /// The bytes at `position` are not a valid encoding of what `op` decodes.
-    pub(crate) fn invalid(
-        op: &'static str,
-        position: u64,
-        requested: u64,
-        detail: String,
-    ) -> io::Error {
-        let e = InputError {
-            op,
-            position,
-            requested,
-            available: None,
-            detail: Some(detail),
-            source: None,
-        };
-        io::Error::new(io::ErrorKind::InvalidData, e)
-    }
-
-    /// A request that cannot be honoured whatever the data (an arithmetic overflow, a negative seek).
-    pub(crate) fn invalid_input(op: &'static str, position: u64, detail: String) -> io::Error {
-        let e = InputError {
-            op,
-            position,
-            requested: 0,
-            available: None,
-            detail: Some(detail),
-            source: None,
-        };
-        io::Error::new(io::ErrorKind::InvalidInput, e)
-    }
-
     /// The operation that failed, such as `"read_bytes"` or `"read_vint"`.
     pub fn operation(&self) -> &'static str {
         self.op
     }
 
-    /// The position (offset in the source) where the failed operation started.
+    /// The position (offset in the input) where the failed operation started. A failed read
+    /// consumes nothing, so this is also the input's position after the error.
     pub fn position(&self) -> u64 {
         self.position
     }
 
-    /// How many bytes the operation asked for (for decoders, the most the value could take).
+    /// How many bytes the operation asked for: for decoders, the most the value could take; 0
+    /// for operations that ask for no bytes in particular (a seek).
     pub fn requested(&self) -> u64 {
-        self.requested
+        match self.amount {
+            Amount::Exact(n) | Amount::UpTo(n) => n,
+            Amount::None => 0,
+        }
     }
 
     /// For reads past the end: how many bytes were there between the position and the end.
@@ -127,21 +83,39 @@ impl InputError {
     }
 }
 
+/// "1 byte", "2 bytes".
+pub(crate) struct ByteCount(pub(crate) u64);
+
+impl fmt::Display for ByteCount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 byte"),
+            n => write!(f, "{n} bytes"),
+        }
+    }
+}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} of {} bytes at position {}",
-            self.op, self.requested, self.position
-        )?;
+        f.write_str(self.op)?;
+        match self.amount {
+            Amount::Exact(n) => write!(f, " of {}", ByteCount(n))?,
+            Amount::UpTo(n) => write!(f, " of up to {}", ByteCount(n))?,
+            Amount::None => {}
+        }
+        write!(f, " at position {}", self.position)?;
         if let Some(available) = self.available {
-            write!(f, " went past the end: only {available} bytes available")?;
+            write!(
+                f,
+                " went past the end: only {} available",
+                ByteCount(available)
+            )?;
         }
         if let Some(detail) = &self.detail {
             write!(f, ": {detail}")?;
         }
-        if let Some(source) = &self.source {
-            write!(f, ": source error: {source}")?;
+        if self.source.is_some() {
+            f.write_str(" failed in the source")?;
         }
         Ok(())
     }
@@ -150,5 +124,149 @@ impl fmt::Display for InputError {
 impl StdError for InputError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         self.source.as_ref().map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+/// Why an operation failed, before the operation and its position are known: what the crate's
+/// internals return, made into an `io::Error` once by [`Error::into_io`].
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// The data ended `available` bytes after the operation's start. `needed` overrides the
+    /// operation's own amount when it learned how much it needed (a string, from its prefix).
+    Eof { available: u64, needed: Option<u64> },
+    /// The source failed.
+    Source(io::Error),
+    /// The bytes are not a valid encoding of the value.
+    Invalid(String),
+    /// A request that cannot be honoured whatever the data (an arithmetic overflow, a negative
+    /// seek, a slice out of range).
+    InvalidInput(String),
+}
+
+impl Error {
+    /// The data ended `available` bytes after the operation's start.
+    pub(crate) fn eof(available: u64) -> Self {
+        Error::Eof {
+            available,
+            needed: None,
+        }
+    }
+
+    /// The same error for an operation that started `n` bytes earlier (a step of a longer
+    /// read): a past-the-end error then counts the `n` bytes as available.
+    pub(crate) fn after(self, n: u64) -> Self {
+        match self {
+            Error::Eof { available, needed } => Error::Eof {
+                available: available.saturating_add(n),
+                needed,
+            },
+            other => other,
+        }
+    }
+
+    /// The same error for an operation that turned out to need `n` bytes in all: a
+    /// past-the-end error then names `n` as the amount asked for.
+    pub(crate) fn needing(self, n: u64) -> Self {
+        match self {
+            Error::Eof { available, .. } => Error::Eof {
+                available,
+                needed: Some(n),
+            },
+            other => other,
+        }
+    }
+
+    /// The public error: `op`, which started at `position` asking for `amount`, failed so.
+    pub(crate) fn into_io(self, op: &'static str, position: u64, amount: Amount) -> io::Error {
+        let mut payload = InputError {
+            op,
+            position,
+            amount,
+            available: None,
+            detail: None,
+            source: None,
+        };
+        let kind = match self {
+            Error::Eof { available, needed } => {
+                payload.available = Some(available);
+                if let Some(needed) = needed {
+                    payload.amount = Amount::Exact(needed);
+                }
+                io::ErrorKind::UnexpectedEof
+            }
+            Error::Source(e) => {
+                let kind = e.kind();
+                payload.source = Some(e);
+                kind
+            }
+            Error::Invalid(detail) => {
+                payload.detail = Some(detail);
+                io::ErrorKind::InvalidData
+            }
+            Error::InvalidInput(detail) => {
+                payload.detail = Some(detail);
+                io::ErrorKind::InvalidInput
+            }
+        };
+        io::Error::new(kind, payload)
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::Source(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain(e: &io::Error) -> Vec<String> {
+        let mut out = vec![e.to_string()];
+        let mut next = StdError::source(e);
+        while let Some(cause) = next {
+            out.push(cause.to_string());
+            next = cause.source();
+        }
+        out
+    }
+
+    #[test]
+    fn messages_count_bytes_in_words_and_name_the_cause_once() {
+        let e = Error::eof(0).into_io("read_byte", 5, Amount::Exact(1));
+        assert_eq!(
+            e.to_string(),
+            "read_byte of 1 byte at position 5 went past the end: only 0 bytes available"
+        );
+        let e = Error::InvalidInput("offset -6 from 5 is before 0".into()).into_io(
+            "seek",
+            5,
+            Amount::None,
+        );
+        assert_eq!(
+            e.to_string(),
+            "seek at position 5: offset -6 from 5 is before 0"
+        );
+        let cause = io::Error::new(io::ErrorKind::ConnectionReset, "peer went away");
+        let e = Error::from(cause).into_io("read_vint", 3, Amount::UpTo(5));
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+        assert_eq!(
+            chain(&e),
+            [
+                "read_vint of up to 5 bytes at position 3 failed in the source",
+                "peer went away"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_step_counts_what_came_before_it() {
+        let e = Error::eof(2)
+            .after(4096)
+            .into_io("read_u32_into", 8, Amount::Exact(8000));
+        let payload = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+        assert_eq!(payload.available(), Some(4098));
+        assert_eq!(payload.position(), 8);
     }
 }

@@ -1,12 +1,12 @@
 //! A buffered, seekable async input for files that are slow to touch: index segments on local
 //! disk, files on network mounts, objects in HTTP/S3-style stores.
 //!
-//! [`AsyncBufferedInput`] wraps any tokio [`AsyncRead`](tokio::io::AsyncRead) +
-//! [`AsyncSeek`](tokio::io::AsyncSeek) source and keeps a window over it, in the manner of Apache
-//! Lucene's `BufferedIndexInput` after LUCENE-695: what the window holds is copied in one step,
-//! the rest is fetched with one source read, and a request at least as large as the window goes
+//! [`AsyncBufferedInput`] keeps a window over its source, in the manner of Apache Lucene's
+//! `BufferedIndexInput` after LUCENE-695: what the window holds is copied in one step, the rest
+//! is fetched with one source read, and a request at least as large as the window goes
 //! straight into the caller's buffer. Small requests never turn into byte-at-a-time loops or one
-//! I/O each.
+//! I/O each. On top of that: Lucene's typed reads (fixed-width integers, varints, strings),
+//! seeks that keep the window, and tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`.
 //!
 //! ```
 //! use async_buffered_input::AsyncBufferedInput;
@@ -19,6 +19,37 @@
 //! let word = input.read_bytes_owned(len).await?;
 //! assert_eq!(&word[..], b"hello");
 //! assert_eq!(input.stats().underlying_reads, 1);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The modules
+//!
+//! - the crate root: [`AsyncBufferedInput`], the window and every read; [`InputError`], what
+//!   its errors carry; [`Stats`], what it asked of its source;
+//! - [`fetch`]: the seam between the window and the source, "the bytes at this offset" and "the
+//!   length": [`StreamFetch`](fetch::StreamFetch) over any `AsyncRead + AsyncSeek`,
+//!   [`PositionalFetch`](fetch::PositionalFetch) over a positional source, with
+//!   [`ReadAhead`](fetch::ReadAhead);
+//! - [`source`]: positional sources, which serve byte ranges with no cursor: a local file,
+//!   memory, a simulated slow link, and object stores (feature `object-store`).
+//!
+//! A stream (`tokio::fs::File`, `Cursor`) goes straight into
+//! [`AsyncBufferedInput::new`]. A positional source goes through a `PositionalFetch`, which
+//! brings read-ahead, page cache reads for local files, and inputs that can be cloned and
+//! sliced:
+//!
+//! ```
+//! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+//! use async_buffered_input::source::MemorySource;
+//! use async_buffered_input::AsyncBufferedInput;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let source = MemorySource::new((0..=255u8).collect::<Vec<_>>());
+//! let input = AsyncBufferedInput::new(PositionalFetch::new(source).with_read_ahead(ReadAhead::default()));
+//! let mut header = input.slice(0, 16).await?;
+//! assert_eq!(header.read_u32().await?, 0x0001_0203);
 //! # Ok(())
 //! # }
 //! ```
@@ -40,9 +71,8 @@
 )]
 
 mod error;
-pub mod harness;
+pub mod fetch;
 mod input;
-mod seek_from;
 pub mod source;
 mod stats;
 

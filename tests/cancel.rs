@@ -12,12 +12,13 @@ mod common;
 use std::io::SeekFrom;
 use std::sync::atomic::Ordering;
 
+use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
 use common::*;
 use tokio::io::AsyncSeekExt;
 use tokio_test::task::spawn;
 
-type Input = AsyncBufferedInput<Gated>;
+type Input = AsyncBufferedInput<StreamFetch<Gated>>;
 
 fn gated(data: &[u8], cap: usize, max_read: usize) -> (Input, std::sync::Arc<GateCtl>) {
     let (src, ctl) = Gated::new(data.to_vec(), max_read);

@@ -1,21 +1,29 @@
-//! Conformance sweep (see `common::conformance_with_capacity`) against several sources, one
-//! `#[tokio::test]` per capacity in {1, 7, 8, 64, 1024, 8192}, plus a few constructor checks.
+//! The conformance sweep (`common::conformance_input`) against every family of input, one
+//! `#[tokio::test]` per capacity in {1, 7, 8, 64, 1024, 8192}: streams (a `Cursor`, hostile
+//! streams, a real `tokio::fs::File`), positional sources (memory, a local file with and without
+//! page cache reads, a source only partly at hand, each with and without read-ahead, a simulated
+//! slow link), slices and clones of inputs over them; plus a few constructor checks.
 //!
-//! To add a source, add one line: `conformance_tests!(module_name, |data: Vec<u8>| make(data));`
+//! To add a source, add one line: `conformance_tests!(family name, |data: Vec<u8>| make(data));`
 
 #[macro_use]
 mod common;
 
 use std::io::{Cursor, ErrorKind};
+use std::time::Duration;
 
+use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+use async_buffered_input::source::{FileSource, MemorySource, SlowLink};
 use async_buffered_input::AsyncBufferedInput;
 use common::*;
 
-conformance_tests!(cursor, |data: Vec<u8>| std::io::Cursor::new(data));
-conformance_tests!(hostile_short_pending, |data: Vec<u8>| {
+// ----- streams -----
+
+conformance_tests!(stream cursor, |data: Vec<u8>| std::io::Cursor::new(data));
+conformance_tests!(stream hostile_short_pending, |data: Vec<u8>| {
     Hostile::new(data, HostileConfig::short_and_pending(0x5EED))
 });
-conformance_tests!(hostile_short_only, |data: Vec<u8>| {
+conformance_tests!(stream hostile_short_only, |data: Vec<u8>| {
     Hostile::new(
         data,
         HostileConfig {
@@ -25,16 +33,115 @@ conformance_tests!(hostile_short_only, |data: Vec<u8>| {
         },
     )
 });
-conformance_tests!(tokio_file, |data: Vec<u8>| temp_tokio_file(data));
-conformance_tests!(counting_cursor, |data: Vec<u8>| {
-    Counting::new(std::io::Cursor::new(data)).0
+conformance_tests!(stream tokio_file, |data: Vec<u8>| temp_tokio_file(data));
+
+// ----- positional sources -----
+
+/// A file holding `data` (written to cargo's `target/tmp` and unlinked at once; the open
+/// handle keeps it readable).
+fn file_source(data: Vec<u8>) -> FileSource {
+    let (file, path) = temp_std_file(&data);
+    FileSource::from_std(file, path)
+}
+
+fn memory(data: Vec<u8>) -> PositionalFetch<MemorySource> {
+    PositionalFetch::new(MemorySource::new(data))
+}
+
+conformance_tests!(positional memory, memory);
+conformance_tests!(positional memory_read_ahead, |data: Vec<u8>| {
+    memory(data).with_read_ahead(ReadAhead::new(100, 3))
+});
+conformance_tests!(positional memory_read_ahead_depth_1, |data: Vec<u8>| {
+    memory(data).with_read_ahead(ReadAhead::new(1, 1))
+});
+conformance_tests!(positional file, |data: Vec<u8>| PositionalFetch::new(
+    file_source(data)
+));
+conformance_tests!(positional file_read_ahead, |data: Vec<u8>| {
+    PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(4096, 4))
+});
+conformance_tests!(positional file_read_ahead_small_chunks, |data: Vec<u8>| {
+    PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(77, 2))
+});
+conformance_tests!(positional file_blocking_pool, |data: Vec<u8>| {
+    PositionalFetch::new(file_source(data).with_page_cache_reads(false))
+});
+conformance_tests!(positional file_blocking_pool_read_ahead, |data: Vec<u8>| {
+    PositionalFetch::new(file_source(data).with_page_cache_reads(false))
+        .with_read_ahead(ReadAhead::new(4096, 4))
+});
+conformance_tests!(positional partly_at_hand, |data: Vec<u8>| {
+    PositionalFetch::new(PartlyAtHand::new(data, 1))
+});
+conformance_tests!(positional partly_at_hand_read_ahead, |data: Vec<u8>| {
+    PositionalFetch::new(PartlyAtHand::new(data, 2)).with_read_ahead(ReadAhead::new(300, 3))
+});
+conformance_tests!(positional partly_at_hand_small_chunks, |data: Vec<u8>| {
+    PositionalFetch::new(PartlyAtHand::new(data, 3)).with_read_ahead(ReadAhead::new(5, 2))
+});
+// A clone of a fetcher reads like the original.
+conformance_tests!(positional memory_fetch_clone, |data: Vec<u8>| memory(data).clone());
+
+// ----- slices and clones of inputs -----
+
+conformance_tests!(slice memory_slice, memory);
+conformance_tests!(slice memory_read_ahead_slice, |data: Vec<u8>| {
+    memory(data).with_read_ahead(ReadAhead::new(100, 3))
+});
+conformance_tests!(slice file_read_ahead_slice, |data: Vec<u8>| {
+    PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(4096, 4))
+});
+conformance_tests!(slice partly_at_hand_slice, |data: Vec<u8>| {
+    PositionalFetch::new(PartlyAtHand::new(data, 4)).with_read_ahead(ReadAhead::new(300, 3))
+});
+conformance_tests!(clone memory_clone, memory);
+conformance_tests!(clone file_read_ahead_clone, |data: Vec<u8>| {
+    PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(4096, 4))
 });
 
-/// The all-capacities entry point works too (used by other crates' sources later).
-#[tokio::test]
-async fn conformance_helper_over_all_capacities_with_cursor() {
-    conformance(|data: Vec<u8>| Cursor::new(data)).await;
+// ----- a simulated slow link, under paused time -----
+
+fn slow_link(
+    data: Vec<u8>,
+    read_ahead: Option<ReadAhead>,
+) -> PositionalFetch<SlowLink<MemorySource>> {
+    let link = SlowLink::new(
+        MemorySource::new(data),
+        Duration::from_millis(2),
+        100_000_000,
+    );
+    let mut fetch = PositionalFetch::new(link);
+    fetch.set_read_ahead(read_ahead);
+    fetch
 }
+
+#[tokio::test(start_paused = true)]
+async fn slow_link_under_paused_time() {
+    for cap in CONFORMANCE_CAPACITIES {
+        positional_conformance(&|data| slow_link(data, None), cap).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn slow_link_with_read_ahead_under_paused_time() {
+    for cap in CONFORMANCE_CAPACITIES {
+        positional_conformance(&|data| slow_link(data, Some(ReadAhead::new(1000, 4))), cap).await;
+        slice_conformance(&|data| slow_link(data, Some(ReadAhead::new(1000, 4))), cap).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_read_ahead_on_a_multi_thread_runtime() {
+    for cap in [7, 8192] {
+        let make =
+            |data| PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(512, 3));
+        positional_conformance(&make, cap).await;
+        clone_conformance(&make, cap).await;
+    }
+}
+
+// ----- constructors -----
 
 #[test]
 fn default_capacity_is_8_kib() {

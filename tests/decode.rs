@@ -4,8 +4,11 @@ mod common;
 
 use std::io::{Cursor, ErrorKind};
 
+use async_buffered_input::fetch::{Fetch, StreamFetch};
 use async_buffered_input::{AsyncBufferedInput, InputError};
 use common::{Hostile, HostileConfig};
+
+type CursorInput = AsyncBufferedInput<StreamFetch<Cursor<Vec<u8>>>>;
 
 const CAPACITIES: [usize; 6] = [1, 2, 5, 8, 13, 4096];
 
@@ -86,10 +89,10 @@ fn encode(values: &[Value]) -> Vec<u8> {
     out
 }
 
-async fn decode_one<R>(input: &mut AsyncBufferedInput<R>, like: &Value) -> std::io::Result<Value>
-where
-    R: tokio::io::AsyncRead + tokio::io::AsyncSeek + Unpin,
-{
+async fn decode_one<F: Fetch>(
+    input: &mut AsyncBufferedInput<F>,
+    like: &Value,
+) -> std::io::Result<Value> {
     Ok(match like {
         Value::VInt(_) => Value::VInt(input.read_vint().await?),
         Value::VLong(_) => Value::VLong(input.read_vlong().await?),
@@ -244,8 +247,8 @@ fn detail(err: &std::io::Error) -> &InputError {
 /// message, and that nothing was consumed (a later read still sees the same bytes).
 async fn assert_malformed<F, Fut, T>(bytes: &[u8], kind: ErrorKind, read: F)
 where
-    F: Fn(AsyncBufferedInput<Cursor<Vec<u8>>>) -> Fut,
-    Fut: std::future::Future<Output = (std::io::Result<T>, AsyncBufferedInput<Cursor<Vec<u8>>>)>,
+    F: Fn(CursorInput) -> Fut,
+    Fut: std::future::Future<Output = (std::io::Result<T>, CursorInput)>,
     T: std::fmt::Debug,
 {
     for cap in CAPACITIES {

@@ -7,6 +7,7 @@ mod common;
 use std::io::{ErrorKind, SeekFrom};
 use std::sync::atomic::Ordering;
 
+use async_buffered_input::fetch::Fetch;
 use async_buffered_input::AsyncBufferedInput;
 use common::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
@@ -17,10 +18,7 @@ fn hostile(data: &[u8], cfg: HostileConfig) -> (Hostile, std::sync::Arc<HostileL
     (h, log)
 }
 
-async fn read_ok<R>(input: &mut AsyncBufferedInput<R>, data: &[u8], n: usize, ctx: &str)
-where
-    R: tokio::io::AsyncRead + tokio::io::AsyncSeek + Unpin,
-{
+async fn read_ok<F: Fetch>(input: &mut AsyncBufferedInput<F>, data: &[u8], n: usize, ctx: &str) {
     let p = input.position() as usize;
     let mut buf = vec![0u8; n];
     input

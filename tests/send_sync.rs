@@ -1,27 +1,57 @@
-//! Compile-time checks: auto traits of the input, its stats, its errors and its futures. These
-//! tests "fail" by not compiling.
+//! Compile-time checks: auto traits of the inputs of both families (over a stream and over a
+//! positional source), their fetchers, stats, errors and futures. These tests "fail" by not
+//! compiling.
 
 use std::io::Cursor;
 
+use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
+use async_buffered_input::source::{FileSource, MemorySource, SlowLink};
 use async_buffered_input::{AsyncBufferedInput, InputError, Stats};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek};
+
+type FileStream = AsyncBufferedInput<StreamFetch<tokio::fs::File>>;
+type CursorStream = AsyncBufferedInput<StreamFetch<Cursor<Vec<u8>>>>;
+type FilePositional = AsyncBufferedInput<PositionalFetch<FileSource>>;
+type MemoryPositional = AsyncBufferedInput<PositionalFetch<MemorySource>>;
 
 fn assert_send<T: Send>(_: &T) {}
 fn assert_send_sync_unpin<T: Send + Sync + Unpin>() {}
 fn assert_send_sync_copy<T: Send + Sync + Copy + 'static>() {}
 fn assert_error_payload<T: std::error::Error + Send + Sync + 'static>() {}
 fn assert_tokio_io<T: AsyncRead + AsyncBufRead + AsyncSeek + Unpin>() {}
+fn assert_clone<T: Clone>() {}
 
 #[test]
-fn input_is_send_sync_unpin() {
-    assert_send_sync_unpin::<AsyncBufferedInput<tokio::fs::File>>();
-    assert_send_sync_unpin::<AsyncBufferedInput<Cursor<Vec<u8>>>>();
+fn inputs_are_send_sync_unpin() {
+    assert_send_sync_unpin::<FileStream>();
+    assert_send_sync_unpin::<CursorStream>();
+    assert_send_sync_unpin::<FilePositional>();
+    assert_send_sync_unpin::<MemoryPositional>();
+    assert_send_sync_unpin::<AsyncBufferedInput<PositionalFetch<SlowLink<MemorySource>>>>();
 }
 
 #[test]
-fn input_implements_tokio_io_traits() {
-    assert_tokio_io::<AsyncBufferedInput<tokio::fs::File>>();
-    assert_tokio_io::<AsyncBufferedInput<Cursor<Vec<u8>>>>();
+fn fetchers_are_send_sync_unpin() {
+    assert_send_sync_unpin::<StreamFetch<tokio::fs::File>>();
+    assert_send_sync_unpin::<StreamFetch<Cursor<Vec<u8>>>>();
+    assert_send_sync_unpin::<PositionalFetch<FileSource>>();
+    assert_send_sync_unpin::<PositionalFetch<MemorySource>>();
+    assert_send_sync_copy::<ReadAhead>();
+}
+
+#[test]
+fn inputs_implement_tokio_io_traits() {
+    assert_tokio_io::<FileStream>();
+    assert_tokio_io::<CursorStream>();
+    assert_tokio_io::<FilePositional>();
+    assert_tokio_io::<MemoryPositional>();
+}
+
+#[test]
+fn positional_inputs_and_fetchers_clone() {
+    assert_clone::<FilePositional>();
+    assert_clone::<MemoryPositional>();
+    assert_clone::<PositionalFetch<FileSource>>();
 }
 
 #[test]
@@ -35,11 +65,12 @@ fn stats_is_send_sync_copy() {
 #[test]
 fn input_error_is_a_thread_safe_error() {
     assert_error_payload::<InputError>();
+    assert_send_sync_unpin::<InputError>();
 }
 
-/// The futures of every async method are `Send` for any `Send` source (so also for
-/// `tokio::fs::File`, checked below by instantiation).
-fn futures_are_send<R: AsyncRead + AsyncSeek + Unpin + Send>(input: &mut AsyncBufferedInput<R>) {
+/// The futures of every async method are `Send` for any `Send` fetcher (so for both families,
+/// checked below by instantiation).
+fn futures_are_send<F: Fetch + Send>(input: &mut AsyncBufferedInput<F>) {
     {
         let mut buf = [0u8; 16];
         let fut = input.read_bytes(&mut buf);
@@ -67,10 +98,24 @@ fn futures_are_send<R: AsyncRead + AsyncSeek + Unpin + Send>(input: &mut AsyncBu
     assert_send(&input.read_u32_into(&mut values));
 }
 
+/// `slice` exists only over a positional source; its future is `Send` too.
+fn slice_future_is_send<S: async_buffered_input::source::PositionalSource>(
+    input: &AsyncBufferedInput<PositionalFetch<S>>,
+) {
+    assert_send(&input.slice(0, 1));
+}
+
 #[test]
 fn futures_over_cursor_are_send() {
     let mut input = AsyncBufferedInput::new(Cursor::new(vec![1u8, 2, 3]));
     futures_are_send(&mut input);
+}
+
+#[test]
+fn futures_over_memory_source_are_send() {
+    let mut input = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![1u8, 2])));
+    futures_are_send(&mut input);
+    slice_future_is_send(&input);
 }
 
 #[tokio::test]
@@ -86,10 +131,29 @@ async fn futures_over_tokio_file_are_send() {
     assert_eq!(handle.await.unwrap().unwrap(), [7, 8, 9]);
 }
 
+#[tokio::test]
+async fn futures_over_file_source_are_send() {
+    let source = FileSource::from_std(tempfile_std(), "send-sync.bin");
+    let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(2, 2));
+    let mut input = AsyncBufferedInput::with_capacity(1, fetch);
+    futures_are_send(&mut input);
+    slice_future_is_send(&input);
+    // A clone runs on another worker while the original stays here.
+    let mut clone = input.clone();
+    let handle = tokio::spawn(async move {
+        let mut buf = [0u8; 3];
+        clone.read_bytes(&mut buf).await.map(|()| buf)
+    });
+    assert_eq!(handle.await.unwrap().unwrap(), [7, 8, 9]);
+    assert_eq!(input.read_byte().await.unwrap(), 7);
+}
+
 fn tempfile_std() -> std::fs::File {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let path = std::env::temp_dir().join(format!(
-        "async-buffered-input-send-sync-{}.bin",
-        std::process::id()
+        "async-buffered-input-send-sync-{}-{}.bin",
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
     ));
     std::fs::write(&path, [7u8, 8, 9, 10]).unwrap();
     let f = std::fs::File::open(&path).unwrap();

@@ -1,4 +1,4 @@
-//! `FileSource`'s page cache reads (`preadv2(RWF_NOWAIT)`, Linux) and how `PositionalReader`
+//! `FileSource`'s page cache reads (`preadv2(RWF_NOWAIT)`, Linux) and how `PositionalFetch`
 //! uses them: cached bytes are read at once, straight into the caller's buffer; bytes that are
 //! not cached go to the blocking pool; and a reader that never waits still yields to other tasks.
 //!
@@ -11,10 +11,10 @@ mod common;
 
 use std::sync::Arc;
 
-use async_buffered_input::harness::CountingPositionalSource;
-use async_buffered_input::source::{FileSource, PositionalReader, PositionalSource, ReadAhead};
+use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+use async_buffered_input::source::{FileSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
-use common::{pattern_vec, temp_std_file};
+use common::{pattern_vec, temp_std_file, CountingPositional};
 
 fn cached_file(data: &[u8]) -> FileSource {
     let (file, path) = temp_std_file(data);
@@ -22,8 +22,8 @@ fn cached_file(data: &[u8]) -> FileSource {
 }
 
 /// Reads the whole input in `request`-byte reads (the last one short) and returns the bytes.
-async fn read_all<S: PositionalSource>(reader: PositionalReader<S>, request: usize) -> Vec<u8> {
-    let mut input = AsyncBufferedInput::with_capacity(8192, reader);
+async fn read_all<S: PositionalSource>(fetch: PositionalFetch<S>, request: usize) -> Vec<u8> {
+    let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
     let len = input.length().await.unwrap() as usize;
     let mut out = vec![0u8; len];
     for chunk in out.chunks_mut(request) {
@@ -58,7 +58,7 @@ async fn try_read_at_copies_cached_bytes() {
     assert_eq!(source.try_read_at(i64::MAX as u64 - 10, &mut buf), 0);
     assert_eq!(source.try_read_at(i64::MAX as u64, &mut buf), 0);
     assert!(source.page_cache_reads(), "{source:?}");
-    let mut input = AsyncBufferedInput::new(PositionalReader::new(source.clone()));
+    let mut input = AsyncBufferedInput::new(PositionalFetch::new(source.clone()));
     input.seek_to(i64::MAX as u64 - 100);
     assert_eq!(
         input.read_byte().await.unwrap_err().kind(),
@@ -105,10 +105,10 @@ async fn a_cached_file_is_read_without_requests_or_read_ahead() {
         (Some(ReadAhead::new(256 << 10, 4)), 65536),
         (Some(ReadAhead::new(256 << 10, 4)), 1 << 20),
     ] {
-        let counted = Arc::new(CountingPositionalSource::new(cached_file(&data)));
-        let mut reader = PositionalReader::from_arc(counted.clone());
-        reader.set_read_ahead(ahead);
-        let got = read_all(reader, request).await;
+        let counted = Arc::new(CountingPositional::new(cached_file(&data)));
+        let mut fetch = PositionalFetch::from_arc(counted.clone());
+        fetch.set_read_ahead(ahead);
+        let got = read_all(fetch, request).await;
         assert!(got == data, "bytes differ ({ahead:?}, {request} B)");
         // Every read was a page cache read; only the end (where `try_read_at` says nothing)
         // asked `read_at`.
@@ -127,21 +127,22 @@ async fn a_cached_file_is_read_without_requests_or_read_ahead() {
 
 #[tokio::test]
 async fn the_end_of_a_cached_file_costs_one_request_not_a_read_ahead() {
-    // Page cache reads never come back short from a request, so the reader does not learn the
+    // Page cache reads never come back short from a request, so the fetcher does not learn the
     // length from them; where they stop, one plain request finds the end (rather than `depth`
     // read-ahead chunks past it).
     use tokio::io::AsyncReadExt;
     let data = pattern_vec(3 << 20);
     for depth in [1, 4, 16] {
-        let counted = Arc::new(CountingPositionalSource::new(cached_file(&data)));
-        let mut reader = PositionalReader::from_arc(counted.clone())
+        let counted = Arc::new(CountingPositional::new(cached_file(&data)));
+        let fetch = PositionalFetch::from_arc(counted.clone())
             .with_read_ahead(ReadAhead::new(256 << 10, depth));
+        let mut input = AsyncBufferedInput::new(fetch);
         let mut got = Vec::new();
-        reader.read_to_end(&mut got).await.unwrap();
+        input.read_to_end(&mut got).await.unwrap();
         assert!(got == data, "bytes differ (depth {depth})");
         let plain = counted.requests() - counted.immediate();
         assert_eq!(plain, 1, "depth {depth}: {counted:?}");
-        assert_eq!(reader.requests_in_flight(), 0);
+        assert_eq!(counted.live(), 0, "nothing left in flight: {counted:?}");
     }
 }
 
@@ -150,7 +151,7 @@ async fn one_huge_read_of_a_cached_file_lets_other_tasks_run() {
     // tokio's budget counts calls, not bytes: one 32 MiB read is 32 calls of 1 MiB, within one
     // budget. The reader yields every 4 MiB of page cache reads, so another task runs meanwhile.
     let data = pattern_vec(32 << 20);
-    let mut input = AsyncBufferedInput::new(PositionalReader::new(cached_file(&data)));
+    let mut input = AsyncBufferedInput::new(PositionalFetch::new(cached_file(&data)));
     let ticks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let ticker = {
         let ticks = ticks.clone();
@@ -187,10 +188,10 @@ async fn an_evicted_file_goes_to_the_blocking_pool_then_reads_at_once() {
         env!("CARGO_TARGET_TMPDIR")
     );
 
-    let counted = Arc::new(CountingPositionalSource::new(source));
-    let reader =
-        PositionalReader::from_arc(counted.clone()).with_read_ahead(ReadAhead::new(256 << 10, 4));
-    let got = read_all(reader, 100).await;
+    let counted = Arc::new(CountingPositional::new(source));
+    let fetch =
+        PositionalFetch::from_arc(counted.clone()).with_read_ahead(ReadAhead::new(256 << 10, 4));
+    let got = read_all(fetch, 100).await;
     assert!(got == data, "bytes differ");
     let plain = counted.requests() - counted.immediate();
     assert!(
@@ -199,9 +200,9 @@ async fn an_evicted_file_goes_to_the_blocking_pool_then_reads_at_once() {
     );
 
     // Now cached: a second pass reads at once.
-    let again = Arc::new(CountingPositionalSource::new(counted.get_ref().clone()));
-    let reader = PositionalReader::from_arc(again.clone());
-    assert!(read_all(reader, 65536).await == data, "bytes differ");
+    let again = Arc::new(CountingPositional::new(counted.get_ref().clone()));
+    let fetch = PositionalFetch::from_arc(again.clone());
+    assert!(read_all(fetch, 65536).await == data, "bytes differ");
     assert!(again.immediate() >= 60, "{again:?}");
 }
 
@@ -211,8 +212,8 @@ async fn a_reader_that_never_waits_still_yields() {
     // reads spend the task's tokio budget, so the reader yields every so often although none of
     // its reads waits.
     let data = pattern_vec(1 << 20);
-    let reader = PositionalReader::new(cached_file(&data));
-    let mut input = AsyncBufferedInput::with_capacity(8192, reader);
+    let fetch = PositionalFetch::new(cached_file(&data));
+    let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
     let other = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = other.clone();
     tokio::spawn(async move { flag.store(true, std::sync::atomic::Ordering::SeqCst) });
@@ -235,24 +236,28 @@ async fn a_file_system_without_nowait_reads_turns_them_off() {
     let path = std::path::Path::new(&dir).join(format!("abi-nowait-{}.bin", std::process::id()));
     let data = pattern_vec(300_000);
     std::fs::write(&path, &data).unwrap();
-    let source = FileSource::open(&path).await.unwrap();
-    let result = async {
-        assert!(source.page_cache_reads(), "on before the first try");
-        let mut buf = [0u8; 4096];
-        assert_eq!(source.try_read_at(0, &mut buf), 0);
-        assert!(
-            !source.page_cache_reads(),
-            "FUSE refuses RWF_NOWAIT, so the source stops trying: {source:?}"
-        );
-        let counted = Arc::new(CountingPositionalSource::new(source.clone()));
-        let reader = PositionalReader::from_arc(counted.clone())
-            .with_read_ahead(ReadAhead::new(64 << 10, 4));
-        assert!(read_all(reader, 100).await == data, "bytes differ");
-        assert_eq!(counted.immediate(), 0, "{counted:?}");
-    };
-    let outcome = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(result)).await;
-    std::fs::remove_file(&path).unwrap();
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
+    // Removes the file when the test ends, passed or failed.
+    struct Remove<'a>(&'a std::path::Path);
+    impl Drop for Remove<'_> {
+        fn drop(&mut self) {
+            let removed = std::fs::remove_file(self.0);
+            if !std::thread::panicking() {
+                removed.unwrap();
+            }
+        }
     }
+    let _remove = Remove(&path);
+    let source = FileSource::open(&path).await.unwrap();
+    assert!(source.page_cache_reads(), "on before the first try");
+    let mut buf = [0u8; 4096];
+    assert_eq!(source.try_read_at(0, &mut buf), 0);
+    assert!(
+        !source.page_cache_reads(),
+        "FUSE refuses RWF_NOWAIT, so the source stops trying: {source:?}"
+    );
+    let counted = Arc::new(CountingPositional::new(source.clone()));
+    let fetch =
+        PositionalFetch::from_arc(counted.clone()).with_read_ahead(ReadAhead::new(64 << 10, 4));
+    assert!(read_all(fetch, 100).await == data, "bytes differ");
+    assert_eq!(counted.immediate(), 0, "{counted:?}");
 }

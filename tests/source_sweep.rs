@@ -8,9 +8,8 @@ use std::io::ErrorKind;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use async_buffered_input::source::{
-    FileSource, MemorySource, PositionalReader, PositionalSource, ReadAhead, SlowLink,
-};
+use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+use async_buffered_input::source::{FileSource, MemorySource, PositionalSource, SlowLink};
 use async_buffered_input::AsyncBufferedInput;
 use common::{pattern_vec, temp_std_file, PartlyAtHand, Rng};
 
@@ -23,16 +22,34 @@ fn file_source(data: &[u8]) -> FileSource {
 
 const CAPACITIES: [usize; 6] = [1, 7, 8, 64, 1024, 8192];
 
-/// Runs `ops` random operations on an input over `reader`, checking each against `data`.
+/// Runs `ops` random operations on an input over `fetch` with a window of `cap` bytes,
+/// checking each against `data`.
 async fn sweep<S: PositionalSource>(
-    reader: PositionalReader<S>,
+    fetch: PositionalFetch<S>,
     data: &[u8],
     cap: usize,
     seed: u64,
     ops: usize,
 ) {
+    sweep_input(
+        AsyncBufferedInput::with_capacity(cap, fetch),
+        data,
+        seed,
+        ops,
+    )
+    .await;
+}
+
+/// Runs `ops` random operations on `input` (at position 0), checking each against `data`.
+async fn sweep_input<S: PositionalSource>(
+    mut input: AsyncBufferedInput<PositionalFetch<S>>,
+    data: &[u8],
+    seed: u64,
+    ops: usize,
+) {
+    assert_eq!(input.position(), 0);
     let len = data.len() as u64;
-    let mut input = AsyncBufferedInput::with_capacity(cap, reader);
+    let cap = input.capacity();
     let mut rng = Rng::new(seed);
     let mut pos = 0u64;
     let sizes = [
@@ -140,9 +157,9 @@ async fn memory_source() {
     let data = pattern_vec(50_000);
     for (i, ahead) in configs().into_iter().enumerate() {
         for cap in CAPACITIES {
-            let mut reader = PositionalReader::new(MemorySource::new(data.clone()));
-            reader.set_read_ahead(ahead);
-            sweep(reader, &data, cap, 1000 * i as u64 + cap as u64, 400).await;
+            let mut fetch = PositionalFetch::new(MemorySource::new(data.clone()));
+            fetch.set_read_ahead(ahead);
+            sweep(fetch, &data, cap, 1000 * i as u64 + cap as u64, 400).await;
         }
     }
 }
@@ -153,9 +170,9 @@ async fn file_source_current_thread() {
     let source = std::sync::Arc::new(file_source(&data));
     for (i, ahead) in configs().into_iter().enumerate() {
         for cap in CAPACITIES {
-            let mut reader = PositionalReader::from_arc(source.clone());
-            reader.set_read_ahead(ahead);
-            sweep(reader, &data, cap, 2000 * i as u64 + cap as u64, 200).await;
+            let mut fetch = PositionalFetch::from_arc(source.clone());
+            fetch.set_read_ahead(ahead);
+            sweep(fetch, &data, cap, 2000 * i as u64 + cap as u64, 200).await;
         }
     }
 }
@@ -166,9 +183,9 @@ async fn file_source_blocking_pool() {
     let source = std::sync::Arc::new(file_source(&data).with_page_cache_reads(false));
     for (i, ahead) in configs().into_iter().enumerate() {
         for cap in [1, 64, 8192] {
-            let mut reader = PositionalReader::from_arc(source.clone());
-            reader.set_read_ahead(ahead);
-            sweep(reader, &data, cap, 2500 * i as u64 + cap as u64, 200).await;
+            let mut fetch = PositionalFetch::from_arc(source.clone());
+            fetch.set_read_ahead(ahead);
+            sweep(fetch, &data, cap, 2500 * i as u64 + cap as u64, 200).await;
         }
     }
 }
@@ -179,9 +196,9 @@ async fn partly_at_hand_source() {
     for (i, ahead) in configs().into_iter().enumerate() {
         for cap in CAPACITIES {
             let source = std::sync::Arc::new(PartlyAtHand::new(data.clone(), i as u64));
-            let mut reader = PositionalReader::from_arc(source.clone());
-            reader.set_read_ahead(ahead);
-            sweep(reader, &data, cap, 4000 * i as u64 + cap as u64, 400).await;
+            let mut fetch = PositionalFetch::from_arc(source.clone());
+            fetch.set_read_ahead(ahead);
+            sweep(fetch, &data, cap, 4000 * i as u64 + cap as u64, 400).await;
             // Both ways of reading were used.
             let immediate = source.immediate_bytes.load(Ordering::Relaxed);
             let requests = source.requests.load(Ordering::Relaxed);
@@ -196,9 +213,9 @@ async fn file_source_multi_thread() {
     let source = std::sync::Arc::new(file_source(&data));
     for ahead in [None, Some(ReadAhead::new(777, 4))] {
         for cap in [7, 8192] {
-            let mut reader = PositionalReader::from_arc(source.clone());
-            reader.set_read_ahead(ahead);
-            sweep(reader, &data, cap, 77 + cap as u64, 300).await;
+            let mut fetch = PositionalFetch::from_arc(source.clone());
+            fetch.set_read_ahead(ahead);
+            sweep(fetch, &data, cap, 77 + cap as u64, 300).await;
         }
     }
 }
@@ -213,9 +230,9 @@ async fn slow_link_under_paused_time() {
                 Duration::from_millis(2),
                 10_000_000,
             );
-            let mut reader = PositionalReader::new(link);
-            reader.set_read_ahead(ahead);
-            sweep(reader, &data, cap, 3000 * i as u64 + cap as u64, 200).await;
+            let mut fetch = PositionalFetch::new(link);
+            fetch.set_read_ahead(ahead);
+            sweep(fetch, &data, cap, 3000 * i as u64 + cap as u64, 200).await;
         }
     }
 }
@@ -224,15 +241,14 @@ async fn slow_link_under_paused_time() {
 /// hand, and never outside their range.
 async fn slices_and_clones_of<S: PositionalSource>(make: impl Fn() -> S, data: &[u8]) {
     for ahead in [None, Some(ReadAhead::new(300, 2))] {
-        let mut reader = PositionalReader::new(make());
-        reader.set_read_ahead(ahead);
-        let input = AsyncBufferedInput::with_capacity(64, reader);
+        let mut fetch = PositionalFetch::new(make());
+        fetch.set_read_ahead(ahead);
+        let input = AsyncBufferedInput::with_capacity(64, fetch);
         let slice = input.slice(1234, 10_000).await.unwrap();
         let inner = slice.slice(1000, 5000).await.unwrap();
         for cap in [1, 64] {
-            let s = AsyncBufferedInput::with_capacity(cap, slice.get_ref().clone());
             sweep(
-                s.into_inner(),
+                slice.fetch().clone(),
                 &data[1234..11_234],
                 cap,
                 5 + cap as u64,
@@ -240,7 +256,7 @@ async fn slices_and_clones_of<S: PositionalSource>(make: impl Fn() -> S, data: &
             )
             .await;
             sweep(
-                inner.get_ref().clone(),
+                inner.fetch().clone(),
                 &data[2234..7234],
                 cap,
                 9 + cap as u64,
@@ -248,6 +264,9 @@ async fn slices_and_clones_of<S: PositionalSource>(make: impl Fn() -> S, data: &
             )
             .await;
         }
+        // Clones of the slices themselves (same capacity, read-ahead and view).
+        sweep_input(slice.clone(), &data[1234..11_234], 13, 300).await;
+        sweep_input(inner.clone(), &data[2234..7234], 17, 300).await;
     }
 }
 

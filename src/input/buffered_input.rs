@@ -1,49 +1,54 @@
 use std::fmt;
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::io::{self, SeekFrom};
 use std::ops::Range;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
-use futures::future::poll_fn;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, ReadBuf};
 
 use super::window::Window;
 use super::window_read::{ReadFuture, WindowRead};
-use crate::error::InputError;
-use crate::seek_from::{self, SeekStart};
+use crate::error::{Amount, Error};
+use crate::fetch::{Fetch, IntoFetch, StreamFetch};
 use crate::stats::Stats;
 
 /// A buffered, seekable async input over a slow source, in the manner of Lucene's
 /// `BufferedIndexInput`.
 ///
-/// The input keeps a window (a [`BytesMut`](bytes::BytesMut) of at most [`capacity`](Self::capacity) bytes)
-/// over the source and a logical [`position`](Self::position). Reads are served from the window
-/// when it holds the bytes; otherwise:
+/// The input keeps a window (a [`BytesMut`](bytes::BytesMut) of at most
+/// [`capacity`](Self::capacity) bytes) over its source and a [`position`](Self::position).
+/// Reads are served from the window when it holds the bytes; otherwise:
 ///
 /// - a request is first served from what the window holds, in one copy;
-/// - a remainder of at least the capacity is read by the source straight into the caller's
-///   buffer (no copy through the window);
-/// - a smaller remainder refills the window once, reading as much as the window holds, and is
+/// - a remainder of at least the capacity is fetched straight into the caller's buffer (no copy
+///   through the window);
+/// - a smaller remainder refills the window once, fetching as much as the window holds, and is
 ///   copied from there.
 ///
 /// So small requests never turn into one source read each, and large ones never pay for a
-/// second copy. Short reads from the source are continued, not treated as errors.
+/// second copy. Short fetches are continued, not treated as errors.
+///
+/// The source is reached through a [fetcher](crate::fetch) (`F`): a [`StreamFetch`] over any
+/// `AsyncRead + AsyncSeek` (what [`new`](Self::new) makes of a `tokio::fs::File` or a
+/// `Cursor`), or a [`PositionalFetch`](crate::fetch::PositionalFetch) over a
+/// [`PositionalSource`](crate::source::PositionalSource), with optional read-ahead; inputs over
+/// a positional source can also be [cloned](Clone) and [sliced](Self::slice).
 ///
 /// # Seeking
 ///
 /// [`seek_to`](Self::seek_to) (and [`AsyncSeek`] with `Start` or `Current`) never does I/O: it
 /// only moves the position. A target inside the window is served from it, backward or forward;
 /// any other target is fetched by the next read. `SeekFrom::End` needs the source's length,
-/// which is asked once and then cached.
+/// which is asked once and then known.
 ///
 /// # Errors and cancellation
 ///
 /// A read either completes or leaves [`position`](Self::position) where it was: a read past the
-/// end, a source error or a dropped future consumes nothing, and the input stays usable. Where
-/// the source's own cursor is does not matter: the input tracks it and seeks the source before
-/// reading when it has to.
+/// end, a source error or a dropped future consumes nothing, and the input stays usable. Every
+/// error names the operation, the position it started at and the lengths involved
+/// ([`InputError`](crate::InputError)).
 ///
 /// # Examples
 ///
@@ -67,72 +72,76 @@ use crate::stats::Stats;
 /// # }
 /// ```
 // Layout: `repr(C)` puts the fields a window hit reads first (`window`: the buffer's pointer and
-// length, `filled`, `start`; then `pos`: 56 bytes) and `align(64)` keeps them in one cache line
-// wherever the input lives. Without it, 100-byte reads ran 15-30% slower in 6 of 20 runs of one bench
-// binary, depending only on where the stack put the caller's future; with it, 0 of 20 (see
-// BENCHMARKS.md, "Layout").
+// length, `filled`, `start`; then `pos`) and `align(64)` keeps them in one cache line wherever
+// the input lives, so a window hit's speed does not depend on where the caller's future sits
+// (BENCHMARKS.md, "Layout").
 #[repr(C, align(64))]
-pub struct AsyncBufferedInput<R> {
-    // The source's bytes at hand, at most `capacity` of them (checked by
-    // `debug_assert_invariants`). `pos` is independent of the window: when the window holds the
-    // bytes at `pos` they are served from it, otherwise the next read fetches them. Keeping `pos`
-    // apart from the window is what makes every read all-or-nothing: a read works on offsets and
-    // only moves `pos` once it has all its bytes.
+pub struct AsyncBufferedInput<F> {
+    // The source's bytes at hand, at most `capacity` of them (`debug_assert_invariants`). `pos`
+    // is independent of the window: when the window holds the bytes at `pos` they are served
+    // from it, otherwise the next read fetches them. Keeping `pos` apart from the window is what
+    // makes every read all-or-nothing: a read works on offsets and only moves `pos` once it has
+    // all its bytes. `pos` is the input's only position: fetchers are asked for bytes at an
+    // offset and keep no position of their own in step with it.
     window: Window,
     pos: u64,
     capacity: usize,
-    // The source's cursor, where known. `None` after an error, after `get_mut`, and before the
-    // first seek; then the next source read seeks first.
-    inner_pos: Option<u64>,
-    // A seek started on the source whose `poll_complete` has not returned yet (its future may
-    // have been dropped). It is completed before any other source operation.
-    seek_in_flight: Option<SeekFrom>,
-    // The source's length, asked once.
-    length: Option<u64>,
-    // A `SeekFrom::End` asked through `AsyncSeek::start_seek` before the length was known.
-    pending_end_seek: Option<i64>,
     // `stats.bytes_from_window` leaves out the window reads since the position was last *set*
-    // (by `move_to`): the hot paths only advance `pos`, and `stats()` adds `pos - window_mark`.
+    // (by `move_to`): window hits only advance `pos`, and `stats()` adds `pos - window_mark`.
     // Invariant: `window_mark <= pos`, and between two `move_to`s `pos` only moves forward by
     // bytes handed out of the window.
     stats: Stats,
     window_mark: u64,
-    inner: R,
+    // A `SeekFrom::End` started through `AsyncSeek` before the length was known.
+    end_seek: Option<EndSeek>,
+    fetch: F,
 }
 
-impl<R> AsyncBufferedInput<R> {
+/// A `SeekFrom::End(offset)` waiting for the length, started when the position was `from`.
+#[derive(Clone, Copy, Debug)]
+struct EndSeek {
+    offset: i64,
+    from: u64,
+}
+
+impl<F> AsyncBufferedInput<F> {
     /// The window size [`new`](Self::new) uses: 8 KiB.
     pub const DEFAULT_CAPACITY: usize = 8192;
 }
 
-impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
-    /// Wraps `inner` with a window of [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY) bytes.
+impl<F: Fetch> AsyncBufferedInput<F> {
+    /// An input over `source` with a window of [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY)
+    /// bytes.
     ///
-    /// The input reads the source from offset 0, whatever the source's cursor is now: its first
-    /// read seeks the source there.
-    pub fn new(inner: R) -> Self {
-        Self::with_capacity(Self::DEFAULT_CAPACITY, inner)
+    /// `source` is any `AsyncRead + AsyncSeek + Unpin` stream (read from offset 0, whatever its
+    /// cursor is now: the first read seeks it there), or a fetcher such as a
+    /// [`PositionalFetch`](crate::fetch::PositionalFetch).
+    pub fn new(source: impl IntoFetch<Fetch = F>) -> Self {
+        Self::with_capacity(Self::DEFAULT_CAPACITY, source)
     }
 
-    /// Wraps `inner` with a window of `capacity` bytes.
+    /// An input over `source` with a window of `capacity` bytes.
     ///
     /// # Panics
     ///
     /// If `capacity` is 0. Use [`try_with_capacity`](Self::try_with_capacity) to get an error
     /// instead.
-    pub fn with_capacity(capacity: usize, inner: R) -> Self {
-        match Self::try_with_capacity(capacity, inner) {
+    pub fn with_capacity(capacity: usize, source: impl IntoFetch<Fetch = F>) -> Self {
+        match Self::try_with_capacity(capacity, source) {
             Ok(input) => input,
             Err(_) => panic!("AsyncBufferedInput capacity must be at least 1 byte, got 0"),
         }
     }
 
-    /// Wraps `inner` with a window of `capacity` bytes, or fails if `capacity` is 0.
+    /// An input over `source` with a window of `capacity` bytes, or an error if `capacity` is 0.
     ///
     /// # Errors
     ///
     /// `InvalidInput` if `capacity` is 0.
-    pub fn try_with_capacity(capacity: usize, inner: R) -> io::Result<Self> {
+    pub fn try_with_capacity(
+        capacity: usize,
+        source: impl IntoFetch<Fetch = F>,
+    ) -> io::Result<Self> {
         if capacity == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -140,16 +149,13 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
             ));
         }
         Ok(Self {
-            inner,
             window: Window::new(),
             pos: 0,
             capacity,
-            inner_pos: None,
-            seek_in_flight: None,
-            length: None,
-            pending_end_seek: None,
             stats: Stats::default(),
             window_mark: 0,
+            end_seek: None,
+            fetch: source.into_fetch(),
         })
     }
 
@@ -157,7 +163,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     ///
     /// # Errors
     ///
-    /// `UnexpectedEof` at the end of the source; the source's own error if it fails. The
+    /// `UnexpectedEof` at the end of the source; the source's own error kind if it fails. The
     /// position is unchanged after an error.
     ///
     /// # Cancel safety
@@ -179,14 +185,14 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// # }
     /// ```
     #[inline]
-    pub fn read_byte(&mut self) -> impl Future<Output = io::Result<u8>> + use<'_, R> {
+    pub fn read_byte(&mut self) -> impl Future<Output = io::Result<u8>> + use<'_, F> {
         ReadFuture::new(self, ReadByte)
     }
 
     /// Fills `dst` with the next `dst.len()` bytes, or fails without consuming anything.
     ///
-    /// What the window holds is copied in one step; a remainder of at least the capacity is read
-    /// straight into `dst`, a smaller one refills the window once.
+    /// What the window holds is copied in one step; a remainder of at least the capacity is
+    /// fetched straight into `dst`, a smaller one refills the window once.
     ///
     /// # Errors
     ///
@@ -222,7 +228,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     pub fn read_bytes<'s, 'd>(
         &'s mut self,
         dst: &'d mut [u8],
-    ) -> impl Future<Output = io::Result<()>> + use<'s, 'd, R> {
+    ) -> impl Future<Output = io::Result<()>> + use<'s, 'd, F> {
         ReadFuture::new(self, ReadBytes { dst })
     }
 
@@ -235,8 +241,8 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     ///
     /// # Errors
     ///
-    /// `UnexpectedEof` if fewer than `len` bytes remain; the source's own error if it fails.
-    /// The position is unchanged after an error.
+    /// `UnexpectedEof` if fewer than `len` bytes remain; the source's own error kind if it
+    /// fails. The position is unchanged after an error.
     ///
     /// # Cancel safety
     ///
@@ -256,54 +262,50 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     /// # }
     /// ```
     pub async fn read_bytes_owned(&mut self, len: usize) -> io::Result<Bytes> {
+        const OP: &str = "read_bytes_owned";
         let at = self.pos;
+        let fail = |e: Error| e.into_io(OP, at, Amount::Exact(len as u64));
         if len == 0 {
             return Ok(Bytes::new());
         }
         if len <= self.capacity {
-            poll_fn(|cx| self.poll_fill_for(cx, "read_bytes_owned", at, len)).await?;
+            poll_fn(|cx| self.poll_fill_at(cx, at, len))
+                .await
+                .map_err(fail)?;
             let available = self.window_at(at).len();
             if available < len {
-                return Err(InputError::eof(
-                    "read_bytes_owned",
-                    at,
-                    len as u64,
-                    available as u64,
-                ));
+                return Err(fail(Error::eof(available as u64)));
             }
             // Hand out the window's prefix up to the end of the request; the window keeps the
-            // bytes after it.
+            // bytes after it (and allocates a new buffer at its next refill).
             let end = (at - self.window.start()) as usize + len;
             let head = self.window.split_to(end);
-            self.move_to(at + len as u64);
-            self.stats.bytes_from_window += len as u64;
+            self.finish_read(at, len, 0);
             self.debug_assert_invariants();
             return Ok(head.slice(end - len..));
         }
-        let length = self.length().await?;
+        let length = poll_fn(|cx| self.poll_length(cx)).await.map_err(fail)?;
         let available = length.saturating_sub(at);
         if available < len as u64 {
-            return Err(InputError::eof(
-                "read_bytes_owned",
-                at,
-                len as u64,
-                available,
-            ));
+            return Err(fail(Error::eof(available)));
         }
         let mut out = vec![0u8; len];
-        self.read_exact_at("read_bytes_owned", at, &mut out).await?;
-        self.move_to(at + len as u64);
+        let mut exact = ReadExact::default();
+        poll_fn(|cx| self.poll_read_exact_at(cx, at, &mut out, &mut exact))
+            .await
+            .map_err(fail)?;
+        self.finish_read(at, len, exact.direct);
         Ok(Bytes::from(out))
     }
 
     /// Moves the position to `pos`, without I/O.
     ///
     /// A target inside the window is served from it by the next read; any other target is
-    /// fetched from the source by the next read. Seeking past the end is allowed; the next read
-    /// then fails with `UnexpectedEof`.
+    /// fetched by the next read. Seeking past the end is allowed; the next read then fails with
+    /// `UnexpectedEof`.
     #[inline]
     pub fn seek_to(&mut self, pos: u64) {
-        self.pending_end_seek = None;
+        self.end_seek = None;
         self.move_to(pos);
     }
 
@@ -313,40 +315,46 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
     ///
     /// `InvalidInput` if the new position would overflow a `u64`; the position is unchanged.
     pub fn skip_bytes(&mut self, n: u64) -> io::Result<()> {
-        match self.pos.checked_add(n) {
-            Some(pos) => {
-                self.move_to(pos);
-                Ok(())
-            }
-            None => Err(InputError::invalid_input(
-                "skip_bytes",
-                self.pos,
-                format!("skipping {n} bytes overflows the position"),
-            )),
-        }
+        let Some(pos) = self.pos.checked_add(n) else {
+            return Err(
+                Error::InvalidInput(format!("skipping {n} bytes overflows the position")).into_io(
+                    "skip_bytes",
+                    self.pos,
+                    Amount::None,
+                ),
+            );
+        };
+        self.seek_to(pos);
+        Ok(())
     }
 
-    /// The position of the next byte to read, as an offset in the source. Never does I/O.
+    /// The position of the next byte to read. Never does I/O.
     #[inline]
     pub fn position(&self) -> u64 {
         self.pos
     }
 
-    /// The source's length in bytes: asked of the source once (a seek to its end), then cached.
+    /// The source's length in bytes: asked once (for a stream, with a seek to its end), then
+    /// known.
     ///
     /// # Errors
     ///
-    /// The source's own error if the seek fails; the next call asks again.
+    /// The source's own error kind if asking fails; the next call asks again.
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: a seek the dropped future started is completed by the next operation, and
-    /// nothing is consumed.
+    /// Cancel safe: nothing is consumed, and a request the dropped future started is picked up
+    /// (or, for a stream, completed) by the next operation.
     pub async fn length(&mut self) -> io::Result<u64> {
-        match self.length {
-            Some(length) => Ok(length),
-            None => poll_fn(|cx| self.poll_length(cx)).await,
-        }
+        let at = self.pos;
+        poll_fn(|cx| self.poll_length(cx))
+            .await
+            .map_err(|e| e.into_io("length", at, Amount::None))
+    }
+
+    /// The length, if it is known without I/O: asked before, or known from the start (a slice).
+    pub fn known_length(&self) -> Option<u64> {
+        self.fetch.known_length()
     }
 
     /// The window's size in bytes.
@@ -362,8 +370,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         self.window_at(self.pos)
     }
 
-    /// The range of source offsets the window holds. A seek inside it (ends included) costs no
-    /// I/O.
+    /// The range of offsets the window holds. A seek inside it (ends included) costs no I/O.
     pub fn window(&self) -> Range<u64> {
         self.window.start()..self.window.end()
     }
@@ -377,61 +384,29 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         );
         let mut stats = self.stats;
         stats.bytes_from_window += self.pos - self.window_mark;
+        stats.underlying_reads = self.fetch.reads();
+        stats.underlying_seeks = self.fetch.seeks();
         stats
     }
 
-    /// The source.
-    pub fn get_ref(&self) -> &R {
-        &self.inner
+    /// The fetcher: for a [`PositionalFetch`](crate::fetch::PositionalFetch), the source and
+    /// the read-ahead.
+    pub fn fetch(&self) -> &F {
+        &self.fetch
     }
 
-    /// The source, mutably.
-    ///
-    /// Since the caller may move the source's cursor, the input forgets where it is, and its
-    /// next source read seeks first. The window is kept: the caller must not change the bytes
-    /// it covers.
-    pub fn get_mut(&mut self) -> &mut R {
-        self.inner_pos = None;
-        &mut self.inner
+    /// The fetcher, mutably (for example to change a
+    /// [`PositionalFetch`](crate::fetch::PositionalFetch)'s read-ahead). The window is kept.
+    pub fn fetch_mut(&mut self) -> &mut F {
+        &mut self.fetch
     }
 
-    /// Unwraps the source, dropping the window.
-    ///
-    /// The source's cursor is wherever the input's last source read or seek left it (usually the
-    /// end of the window, ahead of [`position`](Self::position)); a seek started by a dropped
-    /// future may still be in flight. Seek the source before reading from it.
-    pub fn into_inner(self) -> R {
-        self.inner
-    }
+    // ----- crate helpers -----
 
-    // ----- private helpers -----
-
-    /// The window's bytes from source offset `at` on; empty when `at` is outside the window.
+    /// The window's bytes from offset `at` on; empty when `at` is outside the window.
     #[inline]
     pub(super) fn window_at(&self, at: u64) -> &[u8] {
         self.window.bytes_from(at)
-    }
-
-    fn debug_assert_invariants(&self) {
-        debug_assert!(
-            self.window.len() <= self.capacity,
-            "window holds {} bytes, capacity {}",
-            self.window.len(),
-            self.capacity
-        );
-    }
-
-    /// Sets the position to `pos` for anything but a window read (those only advance `pos`):
-    /// books the window reads since the last move first.
-    #[inline]
-    pub(super) fn move_to(&mut self, pos: u64) {
-        debug_assert!(
-            self.window_mark <= self.pos,
-            "window_mark past the position"
-        );
-        self.stats.bytes_from_window += self.pos - self.window_mark;
-        self.pos = pos;
-        self.window_mark = pos;
     }
 
     /// Consumes `n` bytes of the window at the position; the caller has checked they are there.
@@ -444,127 +419,40 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         self.pos += n as u64; // counted by `stats()`
     }
 
-    /// Makes the window hold `[at, at + need)` as [`poll_fill_at`](Self::poll_fill_at) does, for
-    /// a request `op`: `need` is capped at the capacity, and an error names the request.
-    pub(super) fn poll_fill_for(
+    /// Completes a read of `total` bytes that started at `at` (the position) and went through
+    /// a slow path: moves the position past them and counts them, `direct` of them read straight
+    /// into the caller's buffer and the rest through the window.
+    pub(super) fn finish_read(&mut self, at: u64, total: usize, direct: usize) {
+        debug_assert_eq!(at, self.pos, "a read finishing away from the position");
+        debug_assert!(direct <= total);
+        self.move_to(at + total as u64);
+        self.stats.bytes_from_window += (total - direct) as u64;
+        self.stats.bytes_direct += direct as u64;
+    }
+
+    /// Makes the window hold the bytes `[at, at + need)`, or everything from `at` to the end if
+    /// that is shorter (the caller tells the two apart). `need` is capped at the capacity.
+    ///
+    /// If the window does not hold them, it keeps only its bytes from `at` on (none if `at` is
+    /// outside it) and fetches as much as it can hold after them, continuing short fetches
+    /// until `need` bytes are there or the source ends.
+    pub(super) fn poll_fill_at(
         &mut self,
         cx: &mut Context<'_>,
-        op: &'static str,
         at: u64,
         need: usize,
-    ) -> Poll<io::Result<()>> {
+    ) -> Poll<Result<(), Error>> {
         let need = need.min(self.capacity);
-        match ready!(self.poll_fill_at(cx, at, need)) {
-            Ok(()) => Poll::Ready(Ok(())),
-            Err(e) => Poll::Ready(Err(self.contextualize(e, op, at, need, 0))),
-        }
-    }
-
-    /// Fills `dst` with the source's bytes at `[at, at + dst.len())`, without moving the
-    /// position: one copy of what the window holds, then ONE underlying read for the remainder
-    /// (continued if the source reads short), straight into `dst` if the remainder is at least
-    /// the capacity, through a refilled window otherwise.
-    pub(super) async fn read_exact_at(
-        &mut self,
-        op: &'static str,
-        at: u64,
-        dst: &mut [u8],
-    ) -> io::Result<()> {
-        let mut state = ReadExact::default();
-        poll_fn(|cx| self.poll_read_exact_at(cx, op, at, dst, &mut state)).await
-    }
-
-    /// The poll form of [`read_exact_at`](Self::read_exact_at): `state` starts as
-    /// `ReadExact::default()` and carries the progress across `Pending`.
-    pub(super) fn poll_read_exact_at(
-        &mut self,
-        cx: &mut Context<'_>,
-        op: &'static str,
-        at: u64,
-        dst: &mut [u8],
-        state: &mut ReadExact,
-    ) -> Poll<io::Result<()>> {
-        let have = match state.have {
-            Some(have) => have,
-            None => {
-                let held = self.window_at(at);
-                let have = held.len().min(dst.len());
-                dst[..have].copy_from_slice(&held[..have]);
-                if have == dst.len() {
-                    self.stats.bytes_from_window += have as u64;
-                    return Poll::Ready(Ok(()));
-                }
-                state.have = Some(have);
-                have
-            }
-        };
-        let from = at + have as u64;
-        let rest = &mut dst[have..];
-        if rest.len() >= self.capacity {
-            let read = ready!(self.poll_read_direct(cx, from, rest, &mut state.done));
-            if let Err(e) = read {
-                let available = have + state.done;
-                return Poll::Ready(Err(self.contextualize(e, op, at, dst.len(), available)));
-            }
-            self.stats.bytes_from_window += have as u64;
-            self.stats.bytes_direct += state.done as u64;
-            return Poll::Ready(Ok(()));
-        }
-        let need = rest.len();
-        if let Err(e) = ready!(self.poll_fill_at(cx, from, need)) {
-            return Poll::Ready(Err(self.contextualize(e, op, at, dst.len(), have)));
-        }
-        let held = self.window_at(from);
-        if held.len() < need {
-            let available = (have + held.len()) as u64;
-            return Poll::Ready(Err(InputError::eof(op, at, dst.len() as u64, available)));
-        }
-        rest.copy_from_slice(&held[..need]);
-        self.stats.bytes_from_window += dst.len() as u64;
-        Poll::Ready(Ok(()))
-    }
-
-    /// Turns an error from a source operation into one naming the request; a read past the end
-    /// found by the source (a zero-length read) becomes `UnexpectedEof` with the lengths.
-    fn contextualize(
-        &self,
-        e: io::Error,
-        op: &'static str,
-        at: u64,
-        requested: usize,
-        available: usize,
-    ) -> io::Error {
-        if is_end_of_source(&e) {
-            InputError::eof(op, at, requested as u64, available as u64)
-        } else {
-            InputError::source(op, at, requested as u64, e)
-        }
-    }
-
-    /// Makes the window hold the source's bytes `[at, at + need)`, or everything from `at` to the
-    /// end of the source if that is shorter. `need` is at most the capacity.
-    ///
-    /// If the window does not hold them, it keeps only its bytes from `at` on (all of them if
-    /// `at` is outside it) and reads as much as it can hold after them, continuing short reads
-    /// until `need` bytes are there or the source ends.
-    fn poll_fill_at(&mut self, cx: &mut Context<'_>, at: u64, need: usize) -> Poll<io::Result<()>> {
-        debug_assert!(need <= self.capacity, "fill of {need} bytes > capacity");
         loop {
-            let have = self.window_at(at).len();
-            if have >= need {
+            if self.window_at(at).len() >= need {
                 return Poll::Ready(Ok(()));
             }
             self.window.keep(at);
             self.debug_assert_invariants();
-
             let end = self.window.end();
-            ready!(self.poll_source_at(cx, end))?;
-            let spare = self.window.spare(self.capacity);
-            let room = spare.len();
-            let mut read_buf = ReadBuf::new(spare);
-            let read = ready!(Pin::new(&mut self.inner).poll_read(cx, &mut read_buf))
-                .map(|()| read_buf.filled().len());
-            let n = self.after_source_read(end, read)?;
+            let mut spare = ReadBuf::new(self.window.spare(self.capacity));
+            let room = spare.remaining();
+            let n = ready!(fetch(&mut self.fetch, &mut self.stats, cx, end, &mut spare))?;
             self.window.commit(n);
             tracing::trace!(at = end, requested = room, read = n, "window refill");
             if n == 0 {
@@ -573,114 +461,145 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
         }
     }
 
-    /// Reads the source's bytes at `from + *done..` into `dst[*done..]` until `dst` is full.
-    /// `*done` survives `Pending`, so short reads are continued.
+    /// Fills `dst` with the bytes `[at, at + dst.len())`, without moving the position: one copy
+    /// of what the window holds, then one fetch for the remainder (continued if it comes back
+    /// short), straight into `dst` if the remainder is at least the capacity, through a
+    /// refilled window otherwise. `state` starts as `ReadExact::default()` and carries the
+    /// progress across `Pending`; a past-the-end error counts the bytes available from `at`.
+    pub(super) fn poll_read_exact_at(
+        &mut self,
+        cx: &mut Context<'_>,
+        at: u64,
+        dst: &mut [u8],
+        state: &mut ReadExact,
+    ) -> Poll<Result<(), Error>> {
+        let have = match state.have {
+            Some(have) => have,
+            None => {
+                let held = self.window_at(at);
+                let have = held.len().min(dst.len());
+                dst[..have].copy_from_slice(&held[..have]);
+                state.have = Some(have);
+                have
+            }
+        };
+        let from = at + have as u64;
+        let rest = &mut dst[have..];
+        if rest.is_empty() {
+            return Poll::Ready(Ok(()));
+        }
+        if rest.len() >= self.capacity {
+            return self
+                .poll_read_direct(cx, from, rest, &mut state.direct)
+                .map_err(|e| e.after(have as u64));
+        }
+        ready!(self.poll_fill_at(cx, from, rest.len())).map_err(|e| e.after(have as u64))?;
+        let held = self.window_at(from);
+        if held.len() < rest.len() {
+            return Poll::Ready(Err(Error::eof((have + held.len()) as u64)));
+        }
+        rest.copy_from_slice(&held[..rest.len()]);
+        Poll::Ready(Ok(()))
+    }
+
+    /// The length, asked of the fetcher once, as an internal error.
+    pub(super) fn poll_length(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, Error>> {
+        self.fetch.poll_length(cx).map_err(Error::Source)
+    }
+
+    // ----- private helpers -----
+
+    fn debug_assert_invariants(&self) {
+        debug_assert!(
+            self.window.len() <= self.capacity,
+            "window holds {} bytes, capacity {}",
+            self.window.len(),
+            self.capacity
+        );
+        debug_assert!(
+            self.window_mark <= self.pos,
+            "window_mark past the position"
+        );
+    }
+
+    /// Sets the position to `pos` for anything but a window read (those only advance `pos`):
+    /// books the window reads since the last move first.
+    #[inline]
+    fn move_to(&mut self, pos: u64) {
+        debug_assert!(
+            self.window_mark <= self.pos,
+            "window_mark past the position"
+        );
+        self.stats.bytes_from_window += self.pos - self.window_mark;
+        self.pos = pos;
+        self.window_mark = pos;
+    }
+
+    /// Fetches the bytes at `from + *done..` straight into `dst[*done..]` until `dst` is full.
+    /// `*done` survives `Pending`, so short fetches are continued; a past-the-end error counts
+    /// the bytes available from `from`.
     fn poll_read_direct(
         &mut self,
         cx: &mut Context<'_>,
         from: u64,
         dst: &mut [u8],
         done: &mut usize,
-    ) -> Poll<io::Result<()>> {
+    ) -> Poll<Result<(), Error>> {
         while *done < dst.len() {
             let at = from + *done as u64;
-            ready!(self.poll_source_at(cx, at))?;
-            let mut read_buf = ReadBuf::new(&mut dst[*done..]);
-            let read = ready!(Pin::new(&mut self.inner).poll_read(cx, &mut read_buf))
-                .map(|()| read_buf.filled().len());
-            let n = self.after_source_read(at, read)?;
+            let mut buf = ReadBuf::new(&mut dst[*done..]);
+            let n = ready!(fetch(&mut self.fetch, &mut self.stats, cx, at, &mut buf))?;
             tracing::trace!(at, requested = dst.len() - *done, read = n, "direct read");
             if n == 0 {
-                return Poll::Ready(Err(end_of_source()));
+                return Poll::Ready(Err(Error::eof(*done as u64)));
             }
             *done += n;
         }
         Poll::Ready(Ok(()))
     }
+}
 
-    /// Books a completed source read that started at `at`.
-    fn after_source_read(&mut self, at: u64, read: io::Result<usize>) -> io::Result<usize> {
-        self.stats.underlying_reads += 1;
-        match read {
-            Ok(n) => {
-                self.inner_pos = Some(at + n as u64);
-                self.stats.bytes_from_source += n as u64;
-                Ok(n)
-            }
-            Err(e) => {
-                // The source may or may not have moved: find out by seeking next time.
-                self.inner_pos = None;
-                Err(e)
-            }
-        }
+/// One fetch of the bytes at `at` into `buf`, counted: how many came. At or past a known end,
+/// none, and nothing is asked.
+#[inline]
+fn fetch<F: Fetch>(
+    fetch: &mut F,
+    stats: &mut Stats,
+    cx: &mut Context<'_>,
+    at: u64,
+    buf: &mut ReadBuf<'_>,
+) -> Poll<Result<usize, Error>> {
+    if fetch.known_length().is_some_and(|length| at >= length) {
+        return Poll::Ready(Ok(0));
+    }
+    let before = buf.filled().len();
+    ready!(fetch.poll_fetch(cx, at, buf))?;
+    let n = buf.filled().len() - before;
+    stats.bytes_from_source += n as u64;
+    Poll::Ready(Ok(n))
+}
+
+/// Reaching the stream of an input made by [`AsyncBufferedInput::new`] from a stream.
+impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<StreamFetch<R>> {
+    /// The stream.
+    pub fn get_ref(&self) -> &R {
+        self.fetch.get_ref()
     }
 
-    /// Puts the source's cursor at `target`, seeking only if it is not there already.
-    #[inline]
-    fn poll_source_at(&mut self, cx: &mut Context<'_>, target: u64) -> Poll<io::Result<()>> {
-        if self.seek_in_flight.is_none() && self.inner_pos == Some(target) {
-            return Poll::Ready(Ok(())); // sequential reading: the cursor is already there
-        }
-        self.poll_seek_source_to(cx, target)
+    /// The stream, mutably.
+    ///
+    /// Since the caller may move the stream's cursor, the input forgets where it is, and its
+    /// next fetch seeks first. The window is kept: the caller must not change the bytes it
+    /// covers.
+    pub fn get_mut(&mut self) -> &mut R {
+        self.fetch.get_mut()
     }
 
-    fn poll_seek_source_to(&mut self, cx: &mut Context<'_>, target: u64) -> Poll<io::Result<()>> {
-        loop {
-            ready!(self.poll_seek_in_flight(cx))?;
-            if self.inner_pos == Some(target) {
-                return Poll::Ready(Ok(()));
-            }
-            ready!(self.poll_start_seek(cx, SeekFrom::Start(target)))?;
-        }
-    }
-
-    pub(super) fn poll_length(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        loop {
-            if let Err(e) = ready!(self.poll_seek_in_flight(cx)) {
-                return Poll::Ready(Err(InputError::source("length", self.pos, 0, e)));
-            }
-            if let Some(length) = self.length {
-                return Poll::Ready(Ok(length));
-            }
-            if let Err(e) = ready!(self.poll_start_seek(cx, SeekFrom::End(0))) {
-                return Poll::Ready(Err(InputError::source("length", self.pos, 0, e)));
-            }
-        }
-    }
-
-    /// Completes the source seek in flight, if any, and books where it landed.
-    fn poll_seek_in_flight(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let Some(seek) = self.seek_in_flight else {
-            return Poll::Ready(Ok(()));
-        };
-        let landed = ready!(Pin::new(&mut self.inner).poll_complete(cx));
-        self.seek_in_flight = None;
-        match landed {
-            Ok(at) => {
-                self.inner_pos = Some(at);
-                if seek == SeekFrom::End(0) {
-                    self.length = Some(at);
-                }
-                Poll::Ready(Ok(()))
-            }
-            Err(e) => {
-                self.inner_pos = None;
-                Poll::Ready(Err(e))
-            }
-        }
-    }
-
-    /// Starts a source seek, after letting any operation the source still has in flight finish
-    /// (tokio's `File` refuses to start a seek while a read it was asked for is pending).
-    fn poll_start_seek(&mut self, cx: &mut Context<'_>, seek: SeekFrom) -> Poll<io::Result<()>> {
-        debug_assert!(self.seek_in_flight.is_none());
-        ready!(Pin::new(&mut self.inner).poll_complete(cx))?;
-        tracing::debug!(?seek, "source seek");
-        self.inner_pos = None;
-        self.stats.underlying_seeks += 1;
-        Pin::new(&mut self.inner).start_seek(seek)?;
-        self.seek_in_flight = Some(seek);
-        Poll::Ready(Ok(()))
+    /// The stream, dropping the window. Its cursor is wherever the input's last fetch or seek
+    /// left it (usually the end of the window, ahead of [`position`](Self::position)); seek it
+    /// before reading from it.
+    pub fn into_inner(self) -> R {
+        self.fetch.into_inner()
     }
 }
 
@@ -689,19 +608,23 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<R> {
 pub(super) struct ReadExact {
     /// The bytes copied from the window at the first poll; `None` before it.
     have: Option<usize>,
-    /// The bytes the source has read straight into the destination so far.
-    done: usize,
+    /// The bytes fetched straight into the destination so far.
+    pub(super) direct: usize,
 }
 
 /// [`AsyncBufferedInput::read_byte`].
 struct ReadByte;
 
-impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadByte {
+impl<F: Fetch> WindowRead<F> for ReadByte {
     type Output = u8;
     type Slow = ();
 
+    fn op(&self) -> (&'static str, Amount) {
+        ("read_byte", Amount::Exact(1))
+    }
+
     #[inline(always)]
-    fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<u8> {
+    fn fast(&mut self, input: &mut AsyncBufferedInput<F>) -> Option<u8> {
         let b = *input.window_at(input.pos).first()?;
         input.pos += 1; // counted by `stats()`
         Some(b)
@@ -710,18 +633,16 @@ impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadByte {
     fn poll_slow(
         &mut self,
         _: &mut (),
-        input: &mut AsyncBufferedInput<R>,
+        input: &mut AsyncBufferedInput<F>,
         cx: &mut Context<'_>,
-    ) -> Poll<io::Result<u8>> {
+    ) -> Poll<Result<u8, Error>> {
         let at = input.pos;
-        ready!(input.poll_fill_for(cx, "read_byte", at, 1))?;
-        match input.window_at(at).first() {
-            Some(&b) => {
-                input.consume_window(1);
-                Poll::Ready(Ok(b))
-            }
-            None => Poll::Ready(Err(InputError::eof("read_byte", at, 1, 0))),
-        }
+        ready!(input.poll_fill_at(cx, at, 1))?;
+        let Some(&b) = input.window_at(at).first() else {
+            return Poll::Ready(Err(Error::eof(0)));
+        };
+        input.consume_window(1);
+        Poll::Ready(Ok(b))
     }
 }
 
@@ -730,12 +651,16 @@ struct ReadBytes<'d> {
     dst: &'d mut [u8],
 }
 
-impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadBytes<'_> {
+impl<F: Fetch> WindowRead<F> for ReadBytes<'_> {
     type Output = ();
     type Slow = ReadExact;
 
+    fn op(&self) -> (&'static str, Amount) {
+        ("read_bytes", Amount::Exact(self.dst.len() as u64))
+    }
+
     #[inline(always)]
-    fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<()> {
+    fn fast(&mut self, input: &mut AsyncBufferedInput<F>) -> Option<()> {
         self.dst
             .copy_from_slice(input.window.get(input.pos, self.dst.len())?);
         input.pos += self.dst.len() as u64; // counted by `stats()`
@@ -745,39 +670,18 @@ impl<R: AsyncRead + AsyncSeek + Unpin> WindowRead<R> for ReadBytes<'_> {
     fn poll_slow(
         &mut self,
         exact: &mut ReadExact,
-        input: &mut AsyncBufferedInput<R>,
+        input: &mut AsyncBufferedInput<F>,
         cx: &mut Context<'_>,
-    ) -> Poll<io::Result<()>> {
+    ) -> Poll<Result<(), Error>> {
         let at = input.pos;
-        ready!(input.poll_read_exact_at(cx, "read_bytes", at, self.dst, exact))?;
-        input.move_to(at + self.dst.len() as u64);
+        ready!(input.poll_read_exact_at(cx, at, self.dst, exact))?;
+        input.finish_read(at, self.dst.len(), exact.direct);
         Poll::Ready(Ok(()))
     }
 }
 
-/// The marker error for "the source ended", turned into a full `UnexpectedEof` by the caller
-/// who knows the request.
-fn end_of_source() -> io::Error {
-    io::Error::new(io::ErrorKind::UnexpectedEof, EndOfSource)
-}
-
-fn is_end_of_source(e: &io::Error) -> bool {
-    e.get_ref().is_some_and(|inner| inner.is::<EndOfSource>())
-}
-
-#[derive(Debug)]
-struct EndOfSource;
-
-impl fmt::Display for EndOfSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the source ended")
-    }
-}
-
-impl std::error::Error for EndOfSource {}
-
-impl<R: AsyncRead + AsyncSeek + Unpin> AsyncRead for AsyncBufferedInput<R> {
-    /// Reads what the window holds at the position; if it holds nothing there, either reads
+impl<F: Fetch> AsyncRead for AsyncBufferedInput<F> {
+    /// Reads what the window holds at the position; if it holds nothing there, either fetches
     /// straight into `buf` (when `buf` has room for at least the capacity) or refills the window
     /// once. May return fewer bytes than `buf` has room for; 0 only at the end of the source.
     fn poll_read(
@@ -787,33 +691,26 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncRead for AsyncBufferedInput<R> {
     ) -> Poll<io::Result<()>> {
         let me = self.get_mut();
         let at = me.pos;
+        let room = buf.remaining() as u64;
+        let fail = |e: Error| e.into_io("poll_read", at, Amount::UpTo(room));
         if me.window_at(at).is_empty() {
             if buf.remaining() >= me.capacity {
-                ready!(me.poll_source_at(cx, at))
-                    .map_err(|e| InputError::source("poll_read", at, buf.remaining() as u64, e))?;
-                let before = buf.filled().len();
-                let read = ready!(Pin::new(&mut me.inner).poll_read(cx, buf))
-                    .map(|()| buf.filled().len() - before);
-                let n = me
-                    .after_source_read(at, read)
-                    .map_err(|e| InputError::source("poll_read", at, buf.remaining() as u64, e))?;
-                me.move_to(at + n as u64);
-                me.stats.bytes_direct += n as u64;
+                let n = ready!(fetch(&mut me.fetch, &mut me.stats, cx, at, buf)).map_err(fail)?;
+                tracing::trace!(at, read = n, "direct read");
+                me.finish_read(at, n, n);
                 return Poll::Ready(Ok(()));
             }
-            ready!(me.poll_fill_at(cx, at, 1))
-                .map_err(|e| InputError::source("poll_read", at, buf.remaining() as u64, e))?;
+            ready!(me.poll_fill_at(cx, at, 1)).map_err(fail)?;
         }
         let held = me.window_at(at);
         let n = held.len().min(buf.remaining());
         buf.put_slice(&held[..n]);
-        me.move_to(at + n as u64);
-        me.stats.bytes_from_window += n as u64;
+        me.pos += n as u64; // counted by `stats()`
         Poll::Ready(Ok(()))
     }
 }
 
-impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufRead for AsyncBufferedInput<R> {
+impl<F: Fetch> AsyncBufRead for AsyncBufferedInput<F> {
     /// Returns the window's bytes at the position, refilling it first if it holds none there.
     /// Empty only at the end of the source.
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
@@ -821,59 +718,89 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufRead for AsyncBufferedInput<R> {
         let at = me.pos;
         if me.window_at(at).is_empty() {
             ready!(me.poll_fill_at(cx, at, 1))
-                .map_err(|e| InputError::source("poll_fill_buf", at, 1, e))?;
+                .map_err(|e| e.into_io("poll_fill_buf", at, Amount::None))?;
         }
         Poll::Ready(Ok(me.window_at(at)))
     }
 
     /// Consumes `amt` bytes of what `poll_fill_buf` returned.
     fn consume(self: Pin<&mut Self>, amt: usize) {
-        let me = self.get_mut();
-        debug_assert!(amt <= me.buffer().len(), "consume({amt}) past the window");
-        me.pos += amt as u64; // counted by `stats()`
+        self.get_mut().consume_window(amt);
     }
 }
 
-impl<R: AsyncRead + AsyncSeek + Unpin> AsyncSeek for AsyncBufferedInput<R> {
+impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
     /// Moves the position. `Start` and `Current` (including `Current(0)`) take effect at once,
     /// without I/O, and keep the window: a target inside it is served from it. `End` needs the
-    /// source's length; if it is not cached yet, `poll_complete` asks the source for it.
+    /// source's length; if it is not known yet, `poll_complete` asks for it.
     ///
     /// A target before 0 or past `u64::MAX` is an `InvalidInput` error and changes nothing.
     ///
-    /// As with tokio's `File`, an `End` seek whose future was dropped before it completed is
-    /// completed by the next `poll_complete` (the next seek through `AsyncSeekExt`), unless
-    /// [`seek_to`](AsyncBufferedInput::seek_to) was called in between. One that failed is
-    /// forgotten.
+    /// An `End` seek whose future was dropped before it completed is completed by the next
+    /// `poll_complete` (the next seek through `AsyncSeekExt`), as with tokio's `File`, unless
+    /// the position changed in between (a read that returned bytes,
+    /// [`seek_to`](AsyncBufferedInput::seek_to), [`skip_bytes`](AsyncBufferedInput::skip_bytes)):
+    /// then it is abandoned. One that failed is forgotten.
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let me = self.get_mut();
-        me.pending_end_seek = None;
-        match seek_from::start(me.pos, me.length, position)? {
-            SeekStart::To(target) => me.move_to(target),
-            SeekStart::FromEnd(offset) => me.pending_end_seek = Some(offset),
-        }
+        me.end_seek = None;
+        let base = match position {
+            SeekFrom::Start(target) => {
+                me.move_to(target);
+                return Ok(());
+            }
+            SeekFrom::Current(offset) => (me.pos, offset),
+            SeekFrom::End(offset) => match me.fetch.known_length() {
+                Some(length) => (length, offset),
+                None => {
+                    me.end_seek = Some(EndSeek {
+                        offset,
+                        from: me.pos,
+                    });
+                    return Ok(());
+                }
+            },
+        };
+        let target = seek_target(me.pos, base.0, base.1)?;
+        me.move_to(target);
         Ok(())
     }
 
     /// Returns the position once the last `start_seek` took effect.
     fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
         let me = self.get_mut();
-        if let Some(offset) = me.pending_end_seek {
-            // Whatever the outcome, this `End` seek is done: a failed one must not be applied
-            // by a later `poll_complete`.
-            let length = ready!(me.poll_length(cx));
-            me.pending_end_seek = None;
-            let target = seek_from::target(me.pos, length?, offset)?;
-            me.move_to(target);
+        if let Some(EndSeek { offset, from }) = me.end_seek {
+            if from == me.pos {
+                // Whatever the outcome, this seek is done: a failed one is not applied later.
+                let length = ready!(me.fetch.poll_length(cx));
+                me.end_seek = None;
+                let length =
+                    length.map_err(|e| Error::Source(e).into_io("seek", me.pos, Amount::None))?;
+                let target = seek_target(me.pos, length, offset)?;
+                me.move_to(target);
+            } else {
+                me.end_seek = None; // abandoned: the position moved since
+            }
         }
         Poll::Ready(Ok(me.pos))
     }
 }
 
-impl<R: fmt::Debug> fmt::Debug for AsyncBufferedInput<R> {
+/// `base + offset`, or `InvalidInput` (naming the position `pos` the seek started from) if that
+/// is before 0 or past `u64::MAX`.
+fn seek_target(pos: u64, base: u64, offset: i64) -> io::Result<u64> {
+    base.checked_add_signed(offset).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "offset {offset} from {base} is outside 0..=u64::MAX"
+        ))
+        .into_io("seek", pos, Amount::None)
+    })
+}
+
+impl<F: fmt::Debug> fmt::Debug for AsyncBufferedInput<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AsyncBufferedInput")
-            .field("inner", &self.inner)
+            .field("fetch", &self.fetch)
             .field("position", &self.pos)
             .field("window", &(self.window.start()..self.window.end()))
             .field(

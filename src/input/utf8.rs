@@ -99,6 +99,7 @@ pub(crate) fn to_string(bytes: &[u8]) -> Result<String, std::str::Utf8Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn std_says(bytes: &[u8]) -> bool {
         std::str::from_utf8(bytes).is_ok()
@@ -171,58 +172,63 @@ mod tests {
         }
     }
 
-    #[test]
-    fn random_strings_and_their_mutations() {
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let chars = [
-            'a',
-            'Z',
-            '0',
-            ' ',
-            'é',
-            'ü',
-            '€',
-            'ह',
-            '中',
-            '𝄞',
-            '😀',
-            '\u{10FFFF}',
-            '\u{7F}',
-        ];
-        for _ in 0..20_000 {
-            let len = (next() % 40) as usize;
-            let s: String = (0..len)
-                .map(|_| chars[(next() % chars.len() as u64) as usize])
-                .collect();
-            assert!(is_utf8(s.as_bytes()), "{s:?}");
-            assert_eq!(to_string(s.as_bytes()).unwrap(), s);
+    const CHARS: [char; 13] = [
+        'a',
+        'Z',
+        '0',
+        ' ',
+        'é',
+        'ü',
+        '€',
+        'ह',
+        '中',
+        '𝄞',
+        '😀',
+        '\u{10FFFF}',
+        '\u{7F}',
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        /// Valid strings of mixed widths are accepted and built as they are; with one to three
+        /// bytes overwritten, ours and std agree on validity and on the error.
+        #[test]
+        fn random_strings_and_their_mutations(
+            chars in prop::collection::vec(prop::sample::select(&CHARS[..]), 0..40),
+            mutations in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        ) {
+            let s: String = chars.into_iter().collect();
+            prop_assert!(is_utf8(s.as_bytes()), "{:?}", s);
+            prop_assert_eq!(to_string(s.as_bytes()).unwrap(), s.clone());
             let mut bytes = s.into_bytes();
             if !bytes.is_empty() {
-                for _ in 0..1 + next() % 3 {
-                    let at = (next() % bytes.len() as u64) as usize;
-                    bytes[at] = next() as u8;
+                for (at, b) in mutations {
+                    let at = at.index(bytes.len());
+                    bytes[at] = b;
                 }
             }
-            agree(&bytes);
+            prop_assert_eq!(is_utf8(&bytes), std_says(&bytes), "{:02x?}", bytes);
             match (to_string(&bytes), std::str::from_utf8(&bytes)) {
-                (Ok(ours), Ok(theirs)) => assert_eq!(ours, theirs),
-                (Err(ours), Err(theirs)) => assert_eq!(ours, theirs),
-                (ours, theirs) => panic!("{bytes:02x?}: {ours:?} vs {theirs:?}"),
+                (Ok(ours), Ok(theirs)) => prop_assert_eq!(ours, theirs),
+                (Err(ours), Err(theirs)) => prop_assert_eq!(ours, theirs),
+                (ours, theirs) => prop_assert!(false, "{:02x?}: {:?} vs {:?}", bytes, ours, theirs),
             }
         }
-        // Raw random bytes, mostly high ones.
-        for _ in 0..200_000 {
-            let len = (next() % 24) as usize;
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| (next() as u8) | (0x80 * u8::from(next() % 4 != 0)))
-                .collect();
-            agree(&bytes);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100_000))]
+
+        /// Raw random bytes, mostly high ones (continuation bytes and leads).
+        #[test]
+        fn random_high_bytes(
+            bytes in prop::collection::vec(
+                prop_oneof![3 => 0x80u8..=0xff, 1 => any::<u8>()],
+                0..24,
+            )
+        ) {
+            prop_assert_eq!(is_utf8(&bytes), std_says(&bytes), "{:02x?}", bytes);
         }
     }
 }

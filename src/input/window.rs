@@ -56,13 +56,8 @@ impl Window {
     }
 
     /// The window's bytes `[at, at + len)`, or `None` unless it holds them all: the fast path of
-    /// `read_bytes`.
-    ///
-    /// Each check returns at once, where [`bytes_from`](Self::bytes_from) builds an empty slice
-    /// for an `at` outside the window: 2 instructions fewer per hit (callgrind; BENCHMARKS.md).
-    /// Slicing `buf[..filled]` without its bounds check (`get_unchecked`, as std's `BufReader`
-    /// does) saves 3–4 more but made no difference in time above the placement noise, so the
-    /// check stays.
+    /// `read_bytes`. Each check returns at once, where [`bytes_from`](Self::bytes_from) would
+    /// build an empty slice for an `at` outside the window first.
     #[inline(always)]
     pub(super) fn get(&self, at: u64, len: usize) -> Option<&[u8]> {
         let offset = usize::try_from(at.wrapping_sub(self.start)).ok()?;
@@ -94,12 +89,10 @@ impl Window {
     /// read into. Commit what was read with [`commit`](Self::commit).
     ///
     /// `buf` is kept `capacity` initialized bytes long, so the window's length is the plain
-    /// field `filled`, which the fast paths compare against; measured, this made window-hit
-    /// varint decoding 15–19% faster than asking the `BytesMut` for its length
-    /// (`benches/decode.rs`, see BENCHMARKS.md). It also spares sources that initialize the
-    /// unfilled part of a `ReadBuf` (`ReadBuf::initialize_unfilled`) from zeroing the free space
-    /// before every refill: zeroed once, and again only after
-    /// [`split_to`](Self::split_to) handed out the front of the window.
+    /// field `filled`, which the fast paths compare against without asking the `BytesMut`. It
+    /// also spares sources that initialize the unfilled part of a `ReadBuf`
+    /// (`ReadBuf::initialize_unfilled`) from zeroing the free space before every refill: zeroed
+    /// once, and again only after [`split_to`](Self::split_to) handed out the front of the window.
     pub(super) fn spare(&mut self, capacity: usize) -> &mut [u8] {
         debug_assert!(
             self.filled <= capacity,
@@ -158,6 +151,7 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// The model: the source offset of the first byte and the bytes held.
     fn model_get(start: u64, held: &[u8], at: u64, len: usize) -> Option<Vec<u8>> {
@@ -176,60 +170,75 @@ mod tests {
         window.commit(n);
     }
 
-    #[test]
-    fn get_and_bytes_from_match_the_model_through_keeps_refills_and_splits() {
-        let byte_at = |at: u64| (at * 7 % 251) as u8;
-        let capacity = 16;
-        let mut window = Window::new();
-        // A deterministic walk over every kind of change, checking every lookup around the
-        // window after each: starts and lengths at, inside, and past both ends.
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |bound: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % bound
-        };
-        for _ in 0..2000 {
-            match next(4) {
-                0 => {
-                    let at = window.start() + next(window.len() as u64 + 8);
-                    window.keep(at);
+    /// One change to the window, as the input makes them.
+    #[derive(Clone, Debug)]
+    enum Change {
+        /// Keep from `start + offset` (past the end too).
+        Keep(u64),
+        /// Fill up to `n` bytes.
+        Fill(usize),
+        /// Hand out the first `n % (len + 1)` bytes.
+        Split(usize),
+    }
+
+    fn change() -> impl Strategy<Value = Change> {
+        prop_oneof![
+            (0u64..24).prop_map(Change::Keep),
+            (0usize..20).prop_map(Change::Fill),
+            (0usize..20).prop_map(Change::Fill),
+            (0usize..20).prop_map(Change::Split),
+        ]
+    }
+
+    proptest! {
+        /// Every lookup around the window, starts and lengths at, inside and past both ends,
+        /// agrees with a model of the bytes held, after every change.
+        #[test]
+        fn get_and_bytes_from_match_the_model_through_keeps_refills_and_splits(
+            changes in prop::collection::vec(change(), 1..200)
+        ) {
+            let byte_at = |at: u64| (at * 7 % 251) as u8;
+            let capacity = 16;
+            let mut window = Window::new();
+            for change in changes {
+                match change {
+                    Change::Keep(offset) => window.keep(window.start() + offset),
+                    Change::Fill(n) => fill(&mut window, capacity, byte_at, n),
+                    Change::Split(n) => {
+                        let n = n % (window.len() + 1);
+                        let head = window.split_to(n);
+                        let start = window.start() - n as u64;
+                        prop_assert!(head
+                            .iter()
+                            .enumerate()
+                            .all(|(i, &b)| b == byte_at(start + i as u64)));
+                    }
                 }
-                1 | 2 => fill(&mut window, capacity, byte_at, next(20) as usize),
-                _ => {
-                    let n = next(window.len() as u64 + 1) as usize;
-                    let head = window.split_to(n);
-                    let start = window.start() - n as u64;
-                    assert!(head
-                        .iter()
-                        .enumerate()
-                        .all(|(i, &b)| b == byte_at(start + i as u64)));
-                }
-            }
-            let start = window.start();
-            let held: Vec<u8> = (0..window.len() as u64)
-                .map(|i| byte_at(start + i))
-                .collect();
-            assert_eq!(window.bytes_from(start), &held[..]);
-            assert_eq!(window.end(), start + held.len() as u64);
-            assert!(window.len() <= capacity);
-            for at in start.saturating_sub(2)..window.end() + 3 {
-                for len in 0..capacity + 2 {
-                    let expected = model_get(start, &held, at, len);
-                    assert_eq!(
-                        window.get(at, len).map(<[u8]>::to_vec),
-                        expected,
-                        "get({at}, {len})"
+                let start = window.start();
+                let held: Vec<u8> = (0..window.len() as u64).map(|i| byte_at(start + i)).collect();
+                prop_assert_eq!(window.bytes_from(start), &held[..]);
+                prop_assert_eq!(window.end(), start + held.len() as u64);
+                prop_assert!(window.len() <= capacity);
+                for at in start.saturating_sub(2)..window.end() + 3 {
+                    for len in 0..capacity + 2 {
+                        let expected = model_get(start, &held, at, len);
+                        prop_assert_eq!(
+                            window.get(at, len).map(<[u8]>::to_vec),
+                            expected,
+                            "get({}, {})",
+                            at,
+                            len
+                        );
+                    }
+                    let from = model_get(start, &held, at, 0)
+                        .map(|_| held[(at - start) as usize..].to_vec());
+                    prop_assert_eq!(
+                        window.bytes_from(at).to_vec(),
+                        from.unwrap_or_default(),
+                        "bytes_from({})",
+                        at
                     );
                 }
-                let from =
-                    model_get(start, &held, at, 0).map(|_| held[(at - start) as usize..].to_vec());
-                assert_eq!(
-                    window.bytes_from(at).to_vec(),
-                    from.unwrap_or_default(),
-                    "bytes_from({at})"
-                );
             }
         }
     }

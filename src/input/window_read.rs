@@ -4,12 +4,15 @@
 //!
 //! Why not `async fn`: an `async fn`'s state machine is one function holding the fast path and
 //! the whole slow path it awaits (refills, direct reads, error context). It is too big for the
-//! compiler to inline, so every window hit paid for a call into it, the spill of its arguments
-//! into the state machine and a jump on its state: in `benches/decode.rs` `read_vint` was such
-//! a call, about 74 instructions per value. Here a window hit is the few instructions of
-//! [`WindowRead::fast`] at the call site (`#[inline(always)]`), whatever the number of call
-//! sites, and the slow path is one call to a function kept out of line, whose state
-//! ([`WindowRead::Slow`]) is only created when it runs.
+//! compiler to inline, so every window hit would pay for a call into it, the spill of its
+//! arguments into the state machine and a jump on its state. Here a window hit is the few
+//! instructions of [`WindowRead::fast`] at the call site (`#[inline(always)]`), whatever the
+//! number of call sites, and the slow path is one call to a function kept out of line, whose
+//! state ([`WindowRead::Slow`]) is only created when it runs.
+//!
+//! Errors are made public here, once: the slow path returns the crate's internal
+//! [`Error`](crate::error::Error), and the future names it with the operation and the position
+//! the read started at (which is still the input's position: reads are all-or-nothing).
 
 use std::future::Future;
 use std::io;
@@ -17,42 +20,47 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::AsyncBufferedInput;
+use crate::error::{Amount, Error};
+use crate::fetch::Fetch;
 
 /// One read, split into what the window can serve without I/O and the rest.
-pub(super) trait WindowRead<R> {
+pub(super) trait WindowRead<F> {
     type Output;
     /// What the slow path keeps across `Pending`; created when the slow path starts, so that a
     /// window hit never pays for initializing it.
     type Slow: Default;
 
+    /// The operation's name and how many bytes it asks for, for its errors.
+    fn op(&self) -> (&'static str, Amount);
+
     /// Serves the whole read from the window if it holds it, consuming what it returns; `None`
     /// (having consumed nothing) when the slow path must run, including for data that is
     /// malformed: the slow path then finds and reports the error.
-    fn fast(&mut self, input: &mut AsyncBufferedInput<R>) -> Option<Self::Output>;
+    fn fast(&mut self, input: &mut AsyncBufferedInput<F>) -> Option<Self::Output>;
 
     /// Runs the read through refills and source reads. Called only after `fast` returned `None`,
     /// with a fresh `slow`, and again after every `Pending` with the `slow` it left.
     fn poll_slow(
         &mut self,
         slow: &mut Self::Slow,
-        input: &mut AsyncBufferedInput<R>,
+        input: &mut AsyncBufferedInput<F>,
         cx: &mut Context<'_>,
-    ) -> Poll<io::Result<Self::Output>>;
+    ) -> Poll<Result<Self::Output, Error>>;
 }
 
 /// The future of a [`WindowRead`]. Lazy like an `async fn`: nothing happens before the first
 /// poll, and dropping it before it completes consumes nothing.
 #[must_use = "futures do nothing unless you `.await` or poll them"]
-pub(super) struct ReadFuture<'a, R, Op: WindowRead<R>> {
-    input: &'a mut AsyncBufferedInput<R>,
+pub(super) struct ReadFuture<'a, F, Op: WindowRead<F>> {
+    input: &'a mut AsyncBufferedInput<F>,
     op: Op,
     /// `None` until the fast path declined.
     slow: Option<Op::Slow>,
 }
 
-impl<'a, R, Op: WindowRead<R>> ReadFuture<'a, R, Op> {
+impl<'a, F, Op: WindowRead<F>> ReadFuture<'a, F, Op> {
     #[inline(always)]
-    pub(super) fn new(input: &'a mut AsyncBufferedInput<R>, op: Op) -> Self {
+    pub(super) fn new(input: &'a mut AsyncBufferedInput<F>, op: Op) -> Self {
         Self {
             input,
             op,
@@ -61,9 +69,10 @@ impl<'a, R, Op: WindowRead<R>> ReadFuture<'a, R, Op> {
     }
 }
 
-impl<R, Op> Future for ReadFuture<'_, R, Op>
+impl<F, Op> Future for ReadFuture<'_, F, Op>
 where
-    Op: WindowRead<R> + Unpin,
+    F: Fetch,
+    Op: WindowRead<F> + Unpin,
     Op::Slow: Unpin,
 {
     type Output = io::Result<Op::Output>;
@@ -81,11 +90,15 @@ where
 }
 
 #[inline(never)]
-fn poll_slow<R, Op: WindowRead<R>>(
+fn poll_slow<F: Fetch, Op: WindowRead<F>>(
     op: &mut Op,
     slow: &mut Option<Op::Slow>,
-    input: &mut AsyncBufferedInput<R>,
+    input: &mut AsyncBufferedInput<F>,
     cx: &mut Context<'_>,
 ) -> Poll<io::Result<Op::Output>> {
     op.poll_slow(slow.get_or_insert_with(Default::default), input, cx)
+        .map_err(|e| {
+            let (name, amount) = op.op();
+            e.into_io(name, input.position(), amount)
+        })
 }

@@ -1,29 +1,28 @@
-//! Positional sources: byte ranges served independently, and the adapter that makes them a
-//! seekable stream for [`AsyncBufferedInput`](crate::AsyncBufferedInput).
+//! Positional sources: byte ranges served independently, with no cursor.
 //!
-//! A [`PositionalSource`] reads `len` bytes at an offset, with no cursor of its own, so many
-//! inputs can share one source and several requests can be in flight at once. Sources:
+//! A [`PositionalSource`] reads `len` bytes at an offset, so many inputs can share one source and
+//! several requests can be in flight at once. An
+//! [`AsyncBufferedInput`](crate::AsyncBufferedInput) reads one through a
+//! [`PositionalFetch`](crate::fetch::PositionalFetch), optionally with
+//! [`ReadAhead`](crate::fetch::ReadAhead), and can then be cloned and sliced like Lucene's
+//! `IndexInput`. Sources:
 //!
-//! - [`FileSource`]: a local file, read with positional reads on tokio's blocking pool;
+//! - [`FileSource`]: a local file, read with positional reads on tokio's blocking pool, and
+//!   what the page cache holds at once on the calling thread (Linux);
 //! - [`MemorySource`]: bytes in memory, handed out without copying;
 //! - [`SlowLink`]: any source behind a simulated network link (latency and bandwidth);
 //! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers.
 //!
-//! [`PositionalReader`] turns a source into [`AsyncRead`](tokio::io::AsyncRead) +
-//! [`AsyncSeek`](tokio::io::AsyncSeek), optionally with [`ReadAhead`]: chunks requested ahead of
-//! sequential reads, so the consumer rarely waits for the source. Over a `PositionalReader`, an
-//! `AsyncBufferedInput` can be cloned and sliced like Lucene's `IndexInput`.
-//!
 //! ```
-//! use async_buffered_input::source::{MemorySource, PositionalReader, ReadAhead};
+//! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+//! use async_buffered_input::source::MemorySource;
 //! use async_buffered_input::AsyncBufferedInput;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> std::io::Result<()> {
 //! let data: Vec<u8> = (0..=255).collect();
-//! let reader = PositionalReader::new(MemorySource::new(data))
-//!     .with_read_ahead(ReadAhead::new(64, 2));
-//! let mut input = AsyncBufferedInput::with_capacity(16, reader);
+//! let fetch = PositionalFetch::new(MemorySource::new(data)).with_read_ahead(ReadAhead::new(64, 2));
+//! let mut input = AsyncBufferedInput::with_capacity(16, fetch);
 //! input.seek_to(100);
 //! assert_eq!(input.read_byte().await?, 100);
 //!
@@ -34,14 +33,11 @@
 //! # }
 //! ```
 
-mod clone_slice;
 mod file_source;
 mod memory_source;
 #[cfg(feature = "object-store")]
 mod object_store_source;
-mod positional_reader;
 mod positional_source;
-mod read_ahead;
 mod slow_link;
 mod source_error;
 
@@ -50,7 +46,5 @@ pub use memory_source::MemorySource;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use object_store_source::ObjectStoreSource;
-pub use positional_reader::PositionalReader;
 pub use positional_source::PositionalSource;
-pub use read_ahead::ReadAhead;
 pub use slow_link::SlowLink;

@@ -34,15 +34,16 @@ use super::PositionalSource;
 /// # Examples
 ///
 /// ```no_run
-/// use async_buffered_input::source::{ObjectStoreSource, PositionalReader, ReadAhead};
+/// use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+/// use async_buffered_input::source::ObjectStoreSource;
 /// use async_buffered_input::AsyncBufferedInput;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// // S3 credentials, region and endpoint come from the usual AWS_* variables.
 /// let source = ObjectStoreSource::from_url("s3://my-bucket/index/_0.cfs").await?;
-/// let reader = PositionalReader::new(source).with_read_ahead(ReadAhead::default());
-/// let mut input = AsyncBufferedInput::new(reader);
+/// let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::default());
+/// let mut input = AsyncBufferedInput::new(fetch);
 /// let magic = input.read_bytes_owned(4).await?;
 /// # Ok(())
 /// # }

@@ -8,7 +8,7 @@ use bytes::Bytes;
 ///
 /// Because a request names its own offset, one source can be shared (behind an
 /// [`Arc`](std::sync::Arc)) by many readers, and several requests can be in flight at once:
-/// that is what [`PositionalReader`](super::PositionalReader)'s read-ahead and the clones and
+/// that is what [`PositionalFetch`](crate::fetch::PositionalFetch)'s read-ahead and the clones and
 /// slices of an [`AsyncBufferedInput`](crate::AsyncBufferedInput) build on.
 ///
 /// # Implementing
@@ -22,7 +22,7 @@ use bytes::Bytes;
 ///   discards read-ahead), so they must not leave shared state inconsistent when dropped.
 /// - [`try_read_at`](Self::try_read_at) is optional: a source that can sometimes answer without
 ///   waiting (a local file whose bytes are in the page cache) implements it, and
-///   [`PositionalReader`](super::PositionalReader) then tries it first and reads straight into
+///   [`PositionalFetch`](crate::fetch::PositionalFetch) then tries it first and reads straight into
 ///   its caller's buffer, with no task, no blocking-pool round trip and no second copy.
 #[allow(clippy::len_without_is_empty)] // `len` is a future; an `is_empty` would be one more request
 pub trait PositionalSource: Send + Sync + 'static {

@@ -2,8 +2,8 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::io;
 
-/// A source failure with what was asked of which source, keeping the underlying error (and its
-/// kind) as the cause.
+/// A source failure: what was asked of which source, with the underlying error (and its kind)
+/// as the cause: its [`source()`](StdError::source), not part of the message.
 #[derive(Debug)]
 pub(crate) struct SourceError {
     context: String,
@@ -11,8 +11,8 @@ pub(crate) struct SourceError {
 }
 
 impl SourceError {
-    /// Wraps `cause` as an `io::Error` of the same kind whose message starts with `context`
-    /// (e.g. "read of 100 bytes at offset 5 from /tmp/f").
+    /// Wraps `cause` as an `io::Error` of the same kind whose message is `context` (e.g. "read
+    /// of 100 bytes at offset 5 from /tmp/f") and whose source is `cause`.
     pub(crate) fn wrap(context: String, cause: io::Error) -> io::Error {
         io::Error::new(cause.kind(), SourceError { context, cause })
     }
@@ -20,7 +20,7 @@ impl SourceError {
 
 impl fmt::Display for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.context, self.cause)
+        f.write_str(&self.context)
     }
 }
 

@@ -15,10 +15,14 @@
 //!   as a `std::fs::File`.
 //! * [`PartlyAtHand`]: a positional source only part of which `try_read_at` can serve (like a
 //!   file partly in the page cache), with short answers at every gap.
+//! * [`CountingPositional`]: wraps a positional source and counts the requests that reach it
+//!   (and those still alive), the reads of bytes at hand, and the bytes.
 //! * [`Checked`]: drives an `AsyncBufferedInput` next to a trivial model (`Vec<u8>` + position) and
 //!   checks bytes, errors, `position()`, `buffer()` and `window()` after every call.
-//! * [`conformance`] / [`conformance_with_capacity`] / `conformance_tests!`: the generic
-//!   conformance sweep, runnable against any source constructor.
+//! * [`conformance_input`] / `conformance_tests!`: the one conformance sweep, run against every
+//!   family of input: streams ([`stream_conformance`]), positional sources
+//!   ([`positional_conformance`]), slices ([`slice_conformance`]) and clones
+//!   ([`clone_conformance`]).
 #![allow(dead_code)]
 
 use std::fmt::Write as _;
@@ -28,6 +32,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
+use async_buffered_input::fetch::{Fetch, PositionalFetch, StreamFetch};
+use async_buffered_input::source::PositionalSource;
 use async_buffered_input::{AsyncBufferedInput, InputError};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, ReadBuf};
 
@@ -108,6 +114,20 @@ pub fn has_input_error_payload(e: &io::Error) -> bool {
     e.get_ref()
         .and_then(|inner| inner.downcast_ref::<InputError>())
         .is_some()
+}
+
+/// The error's message and the message of every cause under it (`source()`, recursively),
+/// joined with ": ": where a cause's text (a path, a URL, an OS message) is found now that an
+/// error names its cause only as its `source()`.
+pub fn chain(e: &io::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = std::error::Error::source(e);
+    while let Some(cause) = next {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    out
 }
 
 /// Asserts that the error's message contains `n` written in decimal.
@@ -701,6 +721,122 @@ pub fn temp_std_file(data: &[u8]) -> (std::fs::File, std::path::PathBuf) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Counting positional source
+// ---------------------------------------------------------------------------------------------
+
+/// Wraps a [`PositionalSource`] and counts what reaches it, the positional counterpart of
+/// [`Counting`]:
+///
+/// - [`requests`](Self::requests): `read_at` requests, counted when the request starts (its
+///   future is first polled), whatever their outcome, plus the `try_read_at` calls that read
+///   something (a page cache read is a read of the file);
+/// - [`immediate`](Self::immediate): of those, the `try_read_at` calls that read something;
+/// - [`live`](Self::live): `read_at` requests started and neither completed nor dropped (in
+///   flight);
+/// - [`bytes`](Self::bytes): bytes the source returned;
+/// - [`length_requests`](Self::length_requests): `len` calls.
+pub struct CountingPositional<S> {
+    inner: S,
+    requests: AtomicU64,
+    immediate: AtomicU64,
+    live: AtomicU64,
+    bytes: AtomicU64,
+    length_requests: AtomicU64,
+}
+
+impl<S> CountingPositional<S> {
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            requests: AtomicU64::new(0),
+            immediate: AtomicU64::new(0),
+            live: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            length_requests: AtomicU64::new(0),
+        }
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    pub fn immediate(&self) -> u64 {
+        self.immediate.load(Ordering::SeqCst)
+    }
+
+    pub fn live(&self) -> u64 {
+        self.live.load(Ordering::SeqCst)
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::SeqCst)
+    }
+
+    pub fn length_requests(&self) -> u64 {
+        self.length_requests.load(Ordering::SeqCst)
+    }
+
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+}
+
+/// Books a request as alive until dropped (completed or abandoned).
+struct LiveRequest<'a>(&'a AtomicU64);
+
+impl<'a> LiveRequest<'a> {
+    fn new(live: &'a AtomicU64) -> Self {
+        live.fetch_add(1, Ordering::SeqCst);
+        Self(live)
+    }
+}
+
+impl Drop for LiveRequest<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl<S: PositionalSource> PositionalSource for CountingPositional<S> {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<bytes::Bytes> {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        let _live = LiveRequest::new(&self.live);
+        let read = self.inner.read_at(offset, len).await;
+        if let Ok(bytes) = &read {
+            self.bytes.fetch_add(bytes.len() as u64, Ordering::SeqCst);
+        }
+        read
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.length_requests.fetch_add(1, Ordering::SeqCst);
+        self.inner.len().await
+    }
+
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        let n = self.inner.try_read_at(offset, buf);
+        if n > 0 {
+            self.requests.fetch_add(1, Ordering::SeqCst);
+            self.immediate.fetch_add(1, Ordering::SeqCst);
+            self.bytes.fetch_add(n as u64, Ordering::SeqCst);
+        }
+        n
+    }
+}
+
+impl<S> std::fmt::Debug for CountingPositional<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CountingPositional")
+            .field("requests", &self.requests())
+            .field("immediate", &self.immediate())
+            .field("live", &self.live())
+            .field("bytes", &self.bytes())
+            .field("length_requests", &self.length_requests())
+            .finish_non_exhaustive()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // A positional source partly at hand
 // ---------------------------------------------------------------------------------------------
 
@@ -789,12 +925,7 @@ pub const POSITION_MAY_LEAVE_WINDOW: bool = true;
 /// [`POSITION_MAY_LEAVE_WINDOW`], that case is an error); the window is at most `capacity()`
 /// long; a non-empty window lies inside the file; `buffer()` holds the file's bytes at `pos`.
 #[track_caller]
-pub fn check_window<R: AsyncRead + AsyncSeek + Unpin>(
-    input: &AsyncBufferedInput<R>,
-    data: &[u8],
-    pos: u64,
-    ctx: &str,
-) {
+pub fn check_window<F: Fetch>(input: &AsyncBufferedInput<F>, data: &[u8], pos: u64, ctx: &str) {
     assert_eq!(input.position(), pos, "position(): {ctx}");
     let w = input.window();
     let buf = input.buffer();
@@ -841,10 +972,7 @@ pub fn check_window<R: AsyncRead + AsyncSeek + Unpin>(
 }
 
 /// True when `pos` lies inside (or at the end of) the input's window.
-pub fn in_window<R: AsyncRead + AsyncSeek + Unpin>(
-    input: &AsyncBufferedInput<R>,
-    pos: u64,
-) -> bool {
+pub fn in_window<F: Fetch>(input: &AsyncBufferedInput<F>, pos: u64) -> bool {
     let w = input.window();
     w.start <= pos && pos <= w.end
 }
@@ -869,8 +997,8 @@ pub enum Outcome {
 /// An `AsyncBufferedInput` driven next to a model (`data` + `pos`). Every method performs the
 /// operation, checks its result against the model (bytes, EOF-exactly-when-expected, error
 /// messages), advances the model, and then checks `position()`, `buffer()` and `window()`.
-pub struct Checked<R> {
-    pub input: AsyncBufferedInput<R>,
+pub struct Checked<F> {
+    pub input: AsyncBufferedInput<F>,
     pub data: Vec<u8>,
     /// The model position.
     pub pos: u64,
@@ -889,8 +1017,8 @@ pub struct Checked<R> {
     pub counts: Option<Arc<Counts>>,
 }
 
-impl<R: AsyncRead + AsyncSeek + Unpin> Checked<R> {
-    pub fn new(input: AsyncBufferedInput<R>, data: Vec<u8>) -> Self {
+impl<F: Fetch> Checked<F> {
+    pub fn new(input: AsyncBufferedInput<F>, data: Vec<u8>) -> Self {
         let c = Checked {
             input,
             data,
@@ -1289,33 +1417,134 @@ pub fn request_sizes(cap: usize) -> Vec<usize> {
     out
 }
 
-/// Runs the conformance sweep for every capacity in [`CONFORMANCE_CAPACITIES`].
-pub async fn conformance<R, F>(make: F)
-where
-    F: Fn(Vec<u8>) -> R,
-    R: AsyncRead + AsyncSeek + Unpin,
-{
-    for cap in CONFORMANCE_CAPACITIES {
-        conformance_with_capacity(&make, cap).await;
+/// What the conformance sweep does to an input behind its back, per family.
+pub trait Disturb: Fetch + Sized {
+    /// For a stream: moves its cursor to the end through `get_mut()` (uncounted); for a
+    /// positional source: drops the read-ahead chunks and requests the fetcher holds.
+    fn disturb(input: &mut AsyncBufferedInput<Self>) -> impl std::future::Future<Output = ()>;
+}
+
+impl<R: AsyncRead + AsyncSeek + Unpin> Disturb for StreamFetch<Counting<R>> {
+    async fn disturb(input: &mut AsyncBufferedInput<Self>) {
+        AsyncSeekExt::seek(input.get_mut().get_mut(), SeekFrom::End(0))
+            .await
+            .expect("seek the inner source");
     }
 }
 
-/// The conformance sweep for one capacity. `make` builds a source holding exactly the given
-/// bytes, positioned anywhere (the input seeks to 0 first).
-pub async fn conformance_with_capacity<R, F>(make: &F, cap: usize)
+impl<S: PositionalSource> Disturb for PositionalFetch<S> {
+    async fn disturb(input: &mut AsyncBufferedInput<Self>) {
+        let read_ahead = input.fetch().read_ahead();
+        input.fetch_mut().set_read_ahead(read_ahead);
+    }
+}
+
+/// The sweep over a stream made by `make` (positioned anywhere: the input seeks to 0 first),
+/// wrapped in [`Counting`] so that `stats()` is checked against what the stream saw.
+pub async fn stream_conformance<R, M>(make: &M, cap: usize)
 where
-    F: Fn(Vec<u8>) -> R,
+    M: Fn(Vec<u8>) -> R,
     R: AsyncRead + AsyncSeek + Unpin,
 {
-    let len = conformance_len(cap);
-    let data = pattern_vec(len);
-    // The source is wrapped in `Counting` so that `stats()` is checked against what it saw.
+    let data = pattern_vec(conformance_len(cap));
     let (source, counts) = Counting::new(make(data.clone()));
     let input = AsyncBufferedInput::with_capacity(cap, source);
-    assert_eq!(input.capacity(), cap, "capacity()");
+    conformance_input(input, data, Some(counts)).await;
+}
+
+/// The sweep over a positional fetcher made by `make` over exactly the given bytes.
+pub async fn positional_conformance<S, M>(make: &M, cap: usize)
+where
+    M: Fn(Vec<u8>) -> PositionalFetch<S>,
+    S: PositionalSource,
+{
+    let data = pattern_vec(conformance_len(cap));
+    let input = AsyncBufferedInput::with_capacity(cap, make(data.clone()));
+    conformance_input(input, data, None).await;
+}
+
+/// The sweep over a slice: `make` gets the data with other bytes before and after it, and the
+/// sweep runs on the slice of the data, taken from a parent that has read around it first; a
+/// slice of a slice, too. The parent's position and bytes stay its own.
+pub async fn slice_conformance<S, M>(make: &M, cap: usize)
+where
+    M: Fn(Vec<u8>) -> PositionalFetch<S>,
+    S: PositionalSource,
+{
+    const BEFORE: usize = 37;
+    const AFTER: usize = 53;
+    let data = pattern_vec(conformance_len(cap));
+    let mut padded: Vec<u8> = (0..BEFORE as u64).map(|i| pattern(i + 1_000_000)).collect();
+    padded.extend_from_slice(&data);
+    padded.extend((0..AFTER as u64).map(|i| pattern(i + 2_000_000)));
+    let mut parent = AsyncBufferedInput::with_capacity(cap, make(padded.clone()));
+    let mut head = vec![0u8; BEFORE + 3];
+    parent.read_bytes(&mut head).await.expect("parent read");
+    assert_bytes(&head, &padded[..BEFORE + 3], 0, "parent before slicing");
+
+    // A slice of a slice: the outer one keeps a byte of padding on each side.
+    let outer = parent
+        .slice(BEFORE as u64 - 1, data.len() as u64 + 2)
+        .await
+        .expect("outer slice");
+    assert_eq!(outer.known_length(), Some(data.len() as u64 + 2));
+    let slice = outer
+        .slice(1, data.len() as u64)
+        .await
+        .expect("inner slice");
+    let Err(e) = outer.slice(2, data.len() as u64 + 1).await else {
+        panic!("a slice past its parent's end");
+    };
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+
+    conformance_input(slice, data, None).await;
+    assert_eq!(
+        parent.position(),
+        BEFORE as u64 + 3,
+        "the parent did not move"
+    );
+    let mut rest = vec![0u8; padded.len() - BEFORE - 3];
+    parent.read_bytes(&mut rest).await.expect("parent read");
+    assert_bytes(
+        &rest,
+        &padded[BEFORE + 3..],
+        BEFORE as u64 + 3,
+        "parent after",
+    );
+}
+
+/// The sweep over a clone, made from a parent that has read part of the data and then went
+/// back to 0. The parent's position and bytes stay its own.
+pub async fn clone_conformance<S, M>(make: &M, cap: usize)
+where
+    M: Fn(Vec<u8>) -> PositionalFetch<S>,
+    S: PositionalSource,
+{
+    let data = pattern_vec(conformance_len(cap));
+    let mut parent = AsyncBufferedInput::with_capacity(cap, make(data.clone()));
+    let mut head = vec![0u8; 2 * cap + 1];
+    parent.read_bytes(&mut head).await.expect("parent read");
+    parent.seek_to(0);
+    let clone = parent.clone();
+    assert_eq!(clone.capacity(), cap);
+    conformance_input(clone, data.clone(), None).await;
+    assert_eq!(parent.position(), 0, "the parent did not move");
+    assert_eq!(parent.read_byte().await.expect("parent read"), data[0]);
+}
+
+/// The conformance sweep: every kind of read, seek and past-the-end request, checked against a
+/// model of `data` after each step. `input` holds exactly `data` and is at position 0;
+/// `counts`, if given, are the counts of the stream under it.
+pub async fn conformance_input<F: Disturb>(
+    input: AsyncBufferedInput<F>,
+    data: Vec<u8>,
+    counts: Option<Arc<Counts>>,
+) {
+    let cap = input.capacity();
+    let len = data.len();
     assert_eq!(input.position(), 0, "fresh input position");
     let mut t = Checked::new(input, data);
-    t.counts = Some(counts);
+    t.counts = counts;
     let len = len as u64;
     let sizes = request_sizes(cap);
     let ucap = cap as u64;
@@ -1487,14 +1716,13 @@ where
     assert_eq!(t.read_byte().await, Outcome::Ok);
     assert_eq!(t.read_byte().await, Outcome::Eof);
 
-    // Phase D: moving the source's cursor behind the input's back through get_mut().
+    // Phase D: what the family allows behind the input's back (a stream's cursor moved through
+    // get_mut(), a positional source's read-ahead dropped).
     t.label = format!("[cap {cap}, len {len}, phase D]");
     t.seek_to(len / 3);
     assert_eq!(t.read_bytes(1).await, Outcome::Ok);
-    AsyncSeekExt::seek(t.input.get_mut().get_mut(), SeekFrom::End(0))
-        .await
-        .expect("seek the inner source");
-    t.check("get_mut() + inner seek");
+    F::disturb(&mut t.input).await;
+    t.check("disturbed");
     let n = (2 * cap + 5).min((len - t.pos) as usize);
     assert_eq!(t.read_bytes(n).await, Outcome::Ok);
     t.seek_to(5);
@@ -1506,29 +1734,40 @@ where
     // Finally the whole file in one owned read.
     t.seek_to(0);
     assert_eq!(t.read_bytes_owned(len as usize).await, Outcome::Ok);
-    let _inner: R = t.input.into_inner().into_inner();
 }
 
 /// Generates one `#[tokio::test]` per capacity in [`CONFORMANCE_CAPACITIES`] inside a module
-/// named `$name`. `$make` is an expression evaluating to a `Fn(Vec<u8>) -> R` source
-/// constructor; it is evaluated inside the test (so it may use the runtime). Example:
+/// named `$name`, running the sweep of one family: `stream` (`$make` builds an
+/// `AsyncRead + AsyncSeek` over the given bytes), `positional`, `slice` or `clone` (`$make`
+/// builds a `PositionalFetch`). `$make` is evaluated inside the test (so it may use the
+/// runtime). Example:
 ///
 /// ```ignore
-/// conformance_tests!(cursor, |data: Vec<u8>| std::io::Cursor::new(data));
+/// conformance_tests!(stream cursor, |data: Vec<u8>| std::io::Cursor::new(data));
+/// conformance_tests!(slice memory, |data: Vec<u8>| PositionalFetch::new(MemorySource::new(data)));
 /// ```
-///
-/// Attributes and doc comments before the name are applied to the generated module.
 #[allow(unused_macros)]
 macro_rules! conformance_tests {
-    ($(#[$attr:meta])* $name:ident, $make:expr) => {
-        $(#[$attr])*
+    (@run stream, $make:expr, $cap:expr) => {
+        $crate::common::stream_conformance(&$make, $cap).await
+    };
+    (@run positional, $make:expr, $cap:expr) => {
+        $crate::common::positional_conformance(&$make, $cap).await
+    };
+    (@run slice, $make:expr, $cap:expr) => {
+        $crate::common::slice_conformance(&$make, $cap).await
+    };
+    (@run clone, $make:expr, $cap:expr) => {
+        $crate::common::clone_conformance(&$make, $cap).await
+    };
+    ($family:ident $name:ident, $make:expr) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
 
             async fn run(cap: usize) {
                 let make = $make;
-                $crate::common::conformance_with_capacity(&make, cap).await;
+                conformance_tests!(@run $family, make, cap);
             }
 
             #[tokio::test]

@@ -1,42 +1,30 @@
-//! The throughput harness from the command line: time sequential reads of a file at a sweep of
-//! request sizes through several readers, and show why a good buffered input matters.
+//! The command line of the `throughput` example: its arguments, how they become a [`Plan`], and
+//! the run that prints the table (or JSON) and draws the chart.
 //!
-//! ```text
-//! cargo run --release --example throughput                      # 64 MiB temp file, default sweep
-//! cargo run --release --example throughput -- --path /mnt/nfs/f # an existing file, left as is
-//! cargo run --release --example throughput -- --path /mnt/nfs/f --write --file-size 8MiB
-//! cargo run --release --example throughput -- --latency 2ms --bandwidth 100MB/s --file-size 4MiB
-//! cargo run --release --example throughput -- --read-ahead 1MiBx8
-//! cargo run --release --example throughput -- --path file:///mnt/nfs/f
-//! cargo run --release --features object-store --example throughput -- --path http://host:8080/f
-//! cargo run --release --features object-store --example throughput -- --path s3://bucket/key
-//! cargo run --release --example throughput -- --json > report.json
-//! cargo run --release --example throughput -- --plot throughput.svg
-//! ```
-//!
-//! Without `--path` it writes a temporary file (timing the write, in the manner of the classic
-//! NFS test), times it, and deletes it. `--path` also takes a URL: `file://` always, `http://`,
-//! `https://` and `s3://` (credentials, region and endpoint from the usual `AWS_*` variables) in
-//! builds with the cargo feature `object-store`. The table's MB/s are 10^6 bytes per second.
 //! Exit status: 0 on success, 1 if the run fails or complete cells' checksums differ, 2 on a
 //! usage error.
 
 use std::fs::File;
-use std::io::IsTerminal;
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use async_buffered_input::harness::{Event, Plan, ReaderKind, Report, Source};
-use async_buffered_input::source::ReadAhead;
+use async_buffered_input::fetch::ReadAhead;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::error::chain;
+use crate::plan::{Plan, ReaderKind};
+use crate::plot::write_svg;
+use crate::run::Event;
+use crate::sources::Source;
 
 /// Time sequential reads of a file at a sweep of request sizes, through AsyncBufferedInput (alone
 /// and with read-ahead), tokio's BufReader, the unbuffered source and a byte-at-a-time loop.
 ///
 /// Sizes take the units B, K/KiB, M/MiB, G/GiB (powers of 1024) and KB, MB, GB (powers of
-/// 1000); durations ns, us, ms, s; rates a size per second (100MB/s).
+/// 1000); durations ns, us, ms, s (and min, h, ...); rates a size per second (100MB/s).
 #[derive(Parser, Debug)]
 #[command(name = "throughput", version)]
 struct Args {
@@ -140,10 +128,14 @@ struct Budget(Option<Duration>);
 
 const DEFAULT_FILE_SIZE: u64 = 64 << 20;
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(args).await {
+/// The `throughput` command: parses the process's arguments (printing usage and exiting with
+/// status 2 if they are wrong), runs the plan they describe, and prints the report. Errors go
+/// to stderr with their causes, `error: cannot open /mnt/f: No such file or directory (os
+/// error 2)`.
+///
+/// Needs a tokio runtime with the time driver enabled (`#[tokio::main]`).
+pub async fn main() -> ExitCode {
+    match run(Args::parse()).await {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
@@ -163,7 +155,7 @@ async fn run(args: Args) -> Result<ExitCode, String> {
     let mut given_path = args.path.clone();
     let mut remote = None;
     if let Some(url) = args.path.as_deref().and_then(url_of) {
-        let source = Source::from_url(url).map_err(|e| url_error(url, e))?;
+        let source = Source::from_url(url).map_err(|e| url_error(url, &e))?;
         match source.path() {
             Some(local) => given_path = Some(local.to_path_buf()),
             None => {
@@ -183,7 +175,7 @@ async fn run(args: Args) -> Result<ExitCode, String> {
         if remote.is_some() || args.direct || args.latency.is_some() || args.bandwidth.is_some() {
             return Err(
                 "--page-cache-reads off applies to a local file read as it is: \
-                        a URL, --direct or a simulated link has no page cache reads to turn off"
+                 a URL, --direct or a simulated link has no page cache reads to turn off"
                     .to_string(),
             );
         }
@@ -208,7 +200,7 @@ async fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(len) = write_len {
         plan = plan.write_first(len, args.write_buffer);
     }
-    plan.validate().map_err(|e| e.to_string())?;
+    plan.validate().map_err(|e| chain(&e))?;
 
     let progress = progress_bar(&args, plan.cells().len() as u64);
     let json_mode = args.json;
@@ -231,16 +223,19 @@ async fn run(args: Args) -> Result<ExitCode, String> {
     };
     progress.finish_and_clear();
     let report = outcome.map_err(|e| {
-        if args.direct && e.kind() == std::io::ErrorKind::InvalidInput {
-            format!("{e} (with --direct: this filesystem refuses unaligned direct reads; --direct is meant for NFS)")
+        if args.direct && e.kind() == io::ErrorKind::InvalidInput {
+            format!(
+                "{} (with --direct: this filesystem refuses unaligned direct reads; --direct is \
+                 meant for NFS)",
+                chain(&e)
+            )
         } else {
-            e.to_string()
+            chain(&e)
         }
     })?;
     drop(temp);
 
-    let json =
-        serde_json::Value::Array(report.cells.iter().map(|r| cell_json(&report, r)).collect());
+    let json = report.json();
     if args.json {
         println!(
             "{}",
@@ -252,10 +247,11 @@ async fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(out) = &args.json_out {
         let text = serde_json::to_string_pretty(&json).expect("JSON values serialize");
         std::fs::write(out, text + "\n")
-            .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            .map_err(|e| format!("cannot write {}: {}", out.display(), chain(&e)))?;
     }
     if let Some(svg) = &args.plot {
-        plot(&report, svg).map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
+        write_svg(&report, svg)
+            .map_err(|e| format!("cannot draw {}: {}", svg.display(), chain(&*e)))?;
         eprintln!("plot: {}", svg.display());
     }
     if !report.checksums_agree() {
@@ -291,7 +287,7 @@ fn local_source(
                 .prefix("abi-throughput-")
                 .suffix(".bin")
                 .tempfile()
-                .map_err(|e| format!("cannot create a temporary file: {e}"))?;
+                .map_err(|e| format!("cannot create a temporary file: {}", chain(&e)))?;
             let path = temp.path().to_path_buf();
             (
                 path,
@@ -325,14 +321,15 @@ fn url_of(path: &Path) -> Option<&str> {
 }
 
 /// A URL the harness cannot read, with the command that can when the feature is missing.
-fn url_error(url: &str, e: std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::Unsupported {
+fn url_error(url: &str, e: &io::Error) -> String {
+    if e.kind() == io::ErrorKind::Unsupported {
         format!(
-            "{e}; build with it: cargo run --release --features object-store --example throughput \
-             -- --path {url}"
+            "{}; build with it: cargo run --release --features object-store --example throughput \
+             -- --path {url}",
+            chain(e)
         )
     } else {
-        e.to_string()
+        chain(e)
     }
 }
 
@@ -387,11 +384,11 @@ fn check_readable(path: &Path, write: bool) -> Result<(), String> {
         return Ok(());
     }
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!(
+        io::ErrorKind::NotFound => format!(
             "{} does not exist (use --write to create it)",
             path.display()
         ),
-        _ => format!("cannot read {}: {e}", path.display()),
+        _ => format!("cannot read {}: {}", path.display(), chain(&e)),
     })?;
     if meta.is_dir() {
         return Err(format!(
@@ -399,7 +396,7 @@ fn check_readable(path: &Path, write: bool) -> Result<(), String> {
             path.display()
         ));
     }
-    File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    File::open(path).map_err(|e| format!("cannot read {}: {}", path.display(), chain(&e)))?;
     if meta.len() == 0 {
         return Err(format!("{} is empty: nothing to time", path.display()));
     }
@@ -410,25 +407,21 @@ fn check_readable(path: &Path, write: bool) -> Result<(), String> {
 /// `File` for the stream readers, as a `FileSource` for the read-ahead reader.
 #[cfg(target_os = "linux")]
 fn direct_source(path: &Path) -> Result<Source, String> {
-    use async_buffered_input::harness::BoxSource;
+    use crate::error::context;
+    use crate::sources::BoxSource;
     use async_buffered_input::source::FileSource;
     use std::os::unix::fs::OpenOptionsExt;
 
-    async fn open_direct(file: PathBuf) -> std::io::Result<std::fs::File> {
+    async fn open_direct(file: PathBuf) -> io::Result<std::fs::File> {
         tokio::task::spawn_blocking(move || {
             std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_DIRECT)
                 .open(&file)
-                .map_err(|e| {
-                    std::io::Error::new(
-                        e.kind(),
-                        format!("cannot open {} with O_DIRECT: {e}", file.display()),
-                    )
-                })
+                .map_err(|e| context(e, format!("cannot open {} with O_DIRECT", file.display())))
         })
         .await
-        .map_err(std::io::Error::other)?
+        .map_err(io::Error::other)?
     }
 
     let file = path.to_path_buf();
@@ -456,7 +449,7 @@ fn direct_source(_path: &Path) -> Result<Source, String> {
 }
 
 fn progress_bar(args: &Args, cells: u64) -> ProgressBar {
-    if args.no_progress || !std::io::stderr().is_terminal() {
+    if args.no_progress || !io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(cells);
@@ -469,168 +462,12 @@ fn progress_bar(args: &Args, cells: u64) -> ProgressBar {
     bar
 }
 
-/// One cell as a JSON object. `checksum` is a hex string, since JSON numbers lose 64-bit
-/// precision in many readers.
-fn cell_json(report: &Report, r: &async_buffered_input::harness::CellReport) -> serde_json::Value {
-    serde_json::json!({
-        "reader": r.cell.reader.id(),
-        "reader_name": r.cell.reader.name(),
-        "read_size": r.cell.read_size,
-        "capacity": r.cell.capacity,
-        "bytes": r.bytes,
-        "requests": r.requests,
-        "seconds": r.seconds(),
-        "bytes_per_second": r.bytes_per_second(),
-        "mb_per_second": r.mb_per_second(),
-        "requests_per_second": r.requests_per_second(),
-        "underlying_reads": r.underlying_reads,
-        "underlying_seeks": r.underlying_seeks,
-        "underlying_bytes": r.underlying_bytes,
-        "checksum": format!("{:#018x}", r.checksum),
-        "complete": r.complete,
-        "read_ahead": r.read_ahead.map(|ahead| serde_json::json!({
-            "chunk_size": ahead.chunk_size(),
-            "depth": ahead.depth(),
-        })),
-        "ratio_to_buffered": report.ratio_to_buffered(r),
-        "repetitions": report.repetitions,
-        "file_len": report.file_len,
-        "source": report.source,
-    })
-}
-
-/// MB/s against request size, log scales, one line per (reader, window): one colour per reader,
-/// the thinner, lighter line for the smaller window; hollow points for partial cells.
-fn plot(report: &Report, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
-    use plotters::prelude::*;
-
-    struct Series {
-        label: String,
-        color: RGBAColor,
-        width: u32,
-        points: Vec<(f64, f64, bool)>,
-    }
-    let mut series: Vec<Series> = Vec::new();
-    for r in report.cells.iter().filter(|r| r.mb_per_second() > 0.0) {
-        let label = match r.cell.capacity {
-            Some(c) => format!("{} ({c} B window)", r.cell.reader.name()),
-            None => r.cell.reader.name().to_string(),
-        };
-        let point = (r.cell.read_size as f64, r.mb_per_second(), r.complete);
-        if let Some(s) = series.iter_mut().find(|s| s.label == label) {
-            s.points.push(point);
-            continue;
-        }
-        let base = match r.cell.reader {
-            ReaderKind::Buffered => RGBColor(31, 119, 180),
-            ReaderKind::BufReader => RGBColor(255, 127, 14),
-            ReaderKind::Unbuffered => RGBColor(214, 39, 40),
-            ReaderKind::ByteLoop => RGBColor(44, 160, 44),
-            ReaderKind::BufferedReadAhead => RGBColor(148, 103, 189),
-            _ => RGBColor(127, 127, 127),
-        };
-        // Windows smaller than the largest are drawn lighter and thinner.
-        let largest =
-            r.cell.capacity == report.capacities.last().copied() || r.cell.capacity.is_none();
-        let (color, width) = if largest {
-            (base.to_rgba(), 3)
-        } else {
-            (base.mix(0.55), 2)
-        };
-        series.push(Series {
-            label,
-            color,
-            width,
-            points: vec![point],
-        });
-    }
-    if series.is_empty() {
-        return Err("no cell read any byte".into());
-    }
-    let all = series.iter().flat_map(|s| s.points.iter());
-    let (x_min, x_max, y_min, y_max) = all.fold(
-        (f64::MAX, f64::MIN, f64::MAX, f64::MIN),
-        |(a, b, c, d), &(x, y, _)| (a.min(x), b.max(x), c.min(y), d.max(y)),
-    );
-
-    let root = SVGBackend::new(path, (1000, 650)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "Sequential reads of {} ({} bytes)",
-                report.source, report.file_len
-            ),
-            ("sans-serif", 18),
-        )
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (x_min / 1.5..x_max * 1.5).log_scale(),
-            (y_min / 2.0..y_max * 2.0).log_scale(),
-        )?;
-    chart
-        .configure_mesh()
-        .x_desc("request size (bytes)")
-        .y_desc("MB/s (10^6 bytes/s)")
-        .x_label_formatter(&|x| tick(*x))
-        .y_label_formatter(&|y| tick(*y))
-        .draw()?;
-    for s in &series {
-        let (color, width) = (s.color, s.width);
-        chart
-            .draw_series(LineSeries::new(
-                s.points.iter().map(|&(x, y, _)| (x, y)),
-                color.stroke_width(width),
-            ))?
-            .label(s.label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(width))
-            });
-        chart.draw_series(s.points.iter().map(|&(x, y, complete)| {
-            let style = if complete {
-                color.filled()
-            } else {
-                color.stroke_width(2)
-            };
-            Circle::new((x, y), 4, style)
-        }))?;
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
-    if report.has_partial() {
-        root.draw(&Text::new(
-            "hollow points: partial cells (time budget ran out)",
-            (90, 620),
-            ("sans-serif", 13),
-        ))?;
-    }
-    root.present()?;
-    Ok(())
-}
-
-/// An axis label: `1`, `100`, `0.1`, `0.001`, without float noise.
-fn tick(v: f64) -> String {
-    let decimals = if v >= 1.0 {
-        0
-    } else {
-        (-v.log10().floor()) as usize
-    };
-    format!("{v:.decimals$}")
-}
-
 // ----- argument parsers -----
 
 fn parse_reader(s: &str) -> Result<ReaderKind, String> {
-    s.trim().parse().map_err(|e: std::io::Error| e.to_string())
+    s.trim().parse().map_err(|e: io::Error| e.to_string())
 }
 
-/// `256KiBx4`, `1MiB x 8`: a chunk size (as [`parse_size`]) and a depth.
 fn parse_on_off(s: &str) -> Result<bool, String> {
     match s {
         "on" => Ok(true),
@@ -639,6 +476,7 @@ fn parse_on_off(s: &str) -> Result<bool, String> {
     }
 }
 
+/// `256KiBx4`, `1MiB x 8`: a chunk size (as [`parse_size`]) and a depth.
 fn parse_read_ahead(s: &str) -> Result<ReadAhead, String> {
     let t = s.trim();
     let expected =
@@ -662,42 +500,38 @@ fn parse_read_ahead(s: &str) -> Result<ReadAhead, String> {
     ReadAhead::try_new(chunk_size, depth).map_err(|e| e.to_string())
 }
 
-/// `100`, `8K`, `8KiB`, `1.5MiB`, `64MB`: bytes, binary (K, KiB, M, ...) or decimal (KB, MB, ...)
-/// units, case-insensitive.
+/// `100`, `8K`, `8KiB`, `1.5MiB`, `64MB`, `1e6`: a number of bytes and a unit, any case. K, M, G
+/// and T are powers of 1024 like KiB, MiB, GiB and TiB; KB, MB, GB and TB powers of 1000.
 fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     if t.is_empty() {
         return Err("empty size (two commas in a row?)".into());
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| "not a size: expected a number of bytes like 100, 8KiB or 64MB".to_string())?;
-    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "ki" | "kib" => 1 << 10,
-        "m" | "mi" | "mib" => 1 << 20,
-        "g" | "gi" | "gib" => 1 << 30,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        _ => {
-            return Err(format!(
-                "unknown unit {unit:?}: use B, KiB, MiB, GiB, KB, MB or GB"
-            ))
-        }
+    let number = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &t[number.len()..];
+    // parse-size reads a bare K like KB (decimal); here it is KiB, as in `dd` and `head -c`.
+    let config = if unit.len() == 1 && !unit.eq_ignore_ascii_case("b") {
+        parse_size::Config::new().with_binary()
+    } else {
+        parse_size::Config::new()
     };
-    let bytes = value * multiplier as f64;
-    if !bytes.is_finite() || bytes > u64::MAX as f64 {
-        return Err("too large".to_string());
-    }
-    if bytes.fract() != 0.0 {
+    let bytes = config.parse_size(t).map_err(|e| match e {
+        parse_size::Error::PosOverflow => "too large".to_string(),
+        _ if parse_size::parse_size(number).is_ok() => {
+            format!("unknown unit {unit:?}: use B, KiB, MiB, GiB, KB, MB or GB")
+        }
+        _ => "not a size: expected a number of bytes like 100, 8KiB or 64MB".to_string(),
+    })?;
+    // parse-size rounds to the nearest byte: a fraction of a byte is a mistake here.
+    let per_unit = config.parse_size(format!("1{unit}")).unwrap_or(1);
+    if number
+        .trim()
+        .parse::<f64>()
+        .is_ok_and(|n| (n * per_unit as f64).fract() != 0.0)
+    {
         return Err("not a whole number of bytes".to_string());
     }
-    Ok(bytes as u64)
+    Ok(bytes)
 }
 
 fn parse_nonzero_size(s: &str) -> Result<u64, String> {
@@ -712,26 +546,24 @@ fn parse_nonzero_usize(s: &str) -> Result<usize, String> {
     usize::try_from(n).map_err(|_| "too large".to_string())
 }
 
-/// `150us`, `2ms`, `1.5s`, `0`.
+/// `150us`, `2ms`, `1.5s`, `1min 30s`, `0`: humantime's durations, and a bare 0.
 fn parse_duration(s: &str) -> Result<Duration, String> {
+    use humantime::DurationError;
+
     let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number.parse().map_err(|_| {
-        "not a duration: expected a number and a unit, like 2ms or 1.5s".to_string()
-    })?;
-    let seconds = match unit.trim() {
-        "" if value == 0.0 => 0.0,
-        "ns" => value / 1e9,
-        "us" | "µs" => value / 1e6,
-        "ms" => value / 1e3,
-        "s" => value,
-        "" => return Err("needs a unit: ns, us, ms or s".to_string()),
-        _ => return Err(format!("unknown unit {unit:?}: use ns, us, ms or s")),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string())
+    if t.parse::<f64>() == Ok(0.0) {
+        return Ok(Duration::ZERO);
+    }
+    humantime::parse_duration(t).map_err(|e| match e {
+        DurationError::UnknownUnit { unit, .. } if unit.is_empty() => {
+            "needs a unit: ns, us, ms or s".to_string()
+        }
+        DurationError::UnknownUnit { unit, .. } => {
+            format!("unknown unit {unit:?}: use ns, us, ms, s, min or h")
+        }
+        DurationError::NumberOverflow => e.to_string(),
+        _ => "not a duration: expected a number and a unit, like 2ms or 1.5s".to_string(),
+    })
 }
 
 fn parse_budget(s: &str) -> Result<Budget, String> {
@@ -756,5 +588,101 @@ fn parse_rate(s: &str) -> Result<u64, String> {
     match parse_size(size)? {
         0 => Err("a bandwidth of 0 moves nothing; use \"unlimited\" for no cap".to_string()),
         n => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_and_decimal_units() {
+        for (text, bytes) in [
+            ("100", 100),
+            ("100B", 100),
+            ("8K", 8 << 10),
+            ("8k", 8 << 10),
+            ("8Ki", 8 << 10),
+            ("8KiB", 8 << 10),
+            ("8 KiB", 8 << 10),
+            ("1.5MiB", 3 << 19),
+            ("2M", 2 << 20),
+            ("1G", 1 << 30),
+            ("1GiB", 1 << 30),
+            ("10KB", 10_000),
+            ("10kb", 10_000),
+            ("64MB", 64_000_000),
+            ("1GB", 1_000_000_000),
+            ("1e3", 1000),
+            ("0", 0),
+        ] {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_sizes_say_what_is_wrong() {
+        for (text, message) in [
+            ("", "empty size (two commas in a row?)"),
+            ("x", "not a size"),
+            ("fast", "not a size"),
+            ("1.2.3", "not a size"),
+            ("8XB", "unknown unit \"XB\""),
+            ("8 QB", "unknown unit \"QB\""),
+            ("1.5", "not a whole number of bytes"),
+            ("0.1KiB", "not a whole number of bytes"),
+            ("99999999999999999999", "too large"),
+            ("100000PB", "too large"),
+        ] {
+            let err = parse_size(text).unwrap_err();
+            assert!(err.starts_with(message), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn rates_are_sizes_per_second() {
+        assert_eq!(parse_rate("100MB/s"), Ok(100_000_000));
+        assert_eq!(parse_rate("1GiB/s"), Ok(1 << 30));
+        assert_eq!(parse_rate("unlimited"), Ok(0));
+        assert!(parse_rate("0B/s")
+            .unwrap_err()
+            .contains("use \"unlimited\""));
+    }
+
+    #[test]
+    fn durations_need_a_unit_except_zero() {
+        for (text, duration) in [
+            ("150us", Duration::from_micros(150)),
+            ("150µs", Duration::from_micros(150)),
+            ("2ms", Duration::from_millis(2)),
+            ("2 ms", Duration::from_millis(2)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("1min 30s", Duration::from_secs(90)),
+            ("0", Duration::ZERO),
+            ("0s", Duration::ZERO),
+        ] {
+            assert_eq!(parse_duration(text), Ok(duration), "{text}");
+        }
+        for (text, message) in [
+            ("2", "needs a unit"),
+            ("2 fortnights", "unknown unit \"fortnights\""),
+            ("fast", "not a duration"),
+        ] {
+            let err = parse_duration(text).unwrap_err();
+            assert!(err.starts_with(message), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn budgets_are_durations_or_none() {
+        assert_eq!(parse_budget("none").unwrap().0, None);
+        assert_eq!(parse_budget("2s").unwrap().0, Some(Duration::from_secs(2)));
+        assert!(parse_budget("0s").unwrap_err().contains("use \"none\""));
+    }
+
+    #[test]
+    fn the_arguments_are_consistent() {
+        use clap::CommandFactory;
+        Args::command().debug_assert();
     }
 }

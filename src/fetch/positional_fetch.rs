@@ -1,62 +1,61 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
-use std::io::{self, SeekFrom};
+use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
-use tokio::task::JoinHandle;
+use tokio::io::ReadBuf;
+use tokio_util::task::AbortOnDropHandle;
 
-use super::{PositionalSource, ReadAhead};
-use crate::seek_from::{self, SeekStart};
+use super::seam::Seam;
+use super::ReadAhead;
+use crate::source::PositionalSource;
 
-/// An [`AsyncRead`] + [`AsyncSeek`] adapter over a [`PositionalSource`], so that an
-/// [`AsyncBufferedInput`](crate::AsyncBufferedInput) can read it: the reader keeps its own
-/// cursor and turns each read into a positional request.
+/// The fetcher over a [`PositionalSource`]: every fetch names its offset, so there is no cursor,
+/// and one source can serve any number of inputs (clones and slices of an input share it).
 ///
-/// - **Seeks are free**: `start_seek` only moves the cursor (`SeekFrom::End` asks the source's
-///   length once, then caches it). Requests in flight are kept until a read shows they are not
-///   needed.
-/// - **Without read-ahead** a read is one request for as many bytes as the caller's buffer has
-///   room for (at most 16 MiB), and at most one request is in flight. If the read's future is
-///   dropped and the same read comes again, the request in flight is reused.
-/// - **Bytes at hand first**: when no request serves the cursor, the reader asks the source's
-///   [`try_read_at`](PositionalSource::try_read_at) to copy bytes straight into the caller's
-///   buffer (for [`FileSource`](super::FileSource), what the page cache holds). This runs on
-///   the async thread, so it copies at most 1 MiB per call and yields to the runtime once every
+/// - **Without read-ahead** a fetch is one request for as many bytes as the window (or the
+///   caller's buffer, for a read straight into it) has room for, at most 16 MiB, and at most
+///   one request is in flight. If the read that started it is dropped and the same fetch comes
+///   again, the request in flight is reused.
+/// - **Bytes at hand first**: before starting a request, the fetcher asks the source's
+///   [`try_read_at`](PositionalSource::try_read_at) to copy bytes straight into the buffer (for
+///   [`FileSource`](crate::source::FileSource), what the page cache holds). This runs on the
+///   calling thread, so it copies at most 1 MiB per call and yields to the runtime once every
 ///   4 MiB. Only when it gives nothing does a request start: so a cached local file costs one
-///   copy per read and no task, and read-ahead starts only for data that is not at hand. Where
+///   copy per fetch and no task, and read-ahead starts only for data that is not at hand. Where
 ///   the bytes at hand run out, one plain request first checks whether that is the end.
-/// - **With [`ReadAhead`]**, once a read starts where the previous one ended, the reader requests
-///   the following chunks before they are asked for, keeping at most `depth` chunks requested or
-///   received and unconsumed. Reads are served from the chunks as they arrive, with one copy into
-///   the caller's buffer (for an `AsyncBufferedInput`, its window). A read anywhere the chunks
-///   do not cover discards them (cancelling those still in flight) and starts over with a plain
-///   request; read-ahead resumes when reads are sequential again.
+/// - **With [`ReadAhead`]**, once a fetch starts where the previous one ended, the fetcher
+///   requests the following chunks before they are asked for, keeping at most `depth` chunks
+///   requested or received and unconsumed. Fetches are served from the chunks as they arrive,
+///   with one copy into the window. A fetch anywhere the chunks do not cover discards them
+///   (cancelling those still in flight) and starts over with a plain request; read-ahead
+///   resumes when fetches are sequential again.
 ///
 /// Requests that do not complete at once are spawned on the tokio runtime, so they progress
-/// while the consumer is busy elsewhere; dropping the reader (or discarding the chunks) aborts
+/// while the consumer is busy elsewhere; dropping the fetcher (or discarding the chunks) aborts
 /// them. Reading therefore needs a tokio runtime, unless the source answers at once (like
-/// [`MemorySource`](super::MemorySource)).
+/// [`MemorySource`](crate::source::MemorySource)).
 ///
-/// A reader can also be a *view* of part of its source (see
+/// A fetcher can also be a *view* of part of its source (see
 /// [`AsyncBufferedInput::slice`](crate::AsyncBufferedInput::slice)): its offsets then start at
 /// the view's start and it ends at the view's end.
 ///
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::source::{MemorySource, PositionalReader, ReadAhead};
+/// use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+/// use async_buffered_input::source::MemorySource;
 /// use async_buffered_input::AsyncBufferedInput;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// let data: Vec<u8> = (0..100u8).collect();
-/// let reader = PositionalReader::new(MemorySource::new(data)).with_read_ahead(ReadAhead::new(32, 2));
-/// let mut input = AsyncBufferedInput::with_capacity(8, reader);
+/// let fetch = PositionalFetch::new(MemorySource::new(data)).with_read_ahead(ReadAhead::new(32, 2));
+/// let mut input = AsyncBufferedInput::with_capacity(8, fetch);
 /// let mut buf = [0u8; 20];
 /// input.read_bytes(&mut buf).await?;
 /// assert_eq!(buf[19], 19);
@@ -64,18 +63,17 @@ use crate::seek_from::{self, SeekStart};
 /// # Ok(())
 /// # }
 /// ```
-pub struct PositionalReader<S> {
+pub struct PositionalFetch<S> {
     source: Arc<S>,
     // The view: source bytes `[base, base + slice_len)` for a slice, `[base, end of source)`
     // otherwise. Every other offset in this struct is relative to the view.
     base: u64,
     slice_len: Option<u64>,
-    // The view's length once known: always for a slice; for a whole source after a
-    // `SeekFrom::End` or a request that came back short.
+    // The view's length once known: always for a slice; for a whole source once asked or once
+    // a request came back short.
     length: Option<u64>,
-    pos: u64,
     read_ahead: Option<ReadAhead>,
-    // Where a read continuing the last one would start (`None` before the first read).
+    // Where a fetch continuing the last one would start (`None` before the first fetch).
     next_sequential: Option<u64>,
     // Bytes received and not handed out yet: the view's `[ready_at, ready_at + ready.len())`.
     // Empty (and holding no allocation) when there are none.
@@ -88,7 +86,7 @@ pub struct PositionalReader<S> {
     // Where the last read of bytes at hand ended: when nothing more is at hand there, that may
     // be the end of the source, so one plain request finds out before read-ahead starts.
     read_now_end: Option<u64>,
-    // Bytes read at hand since this reader last returned `Pending` (see `poll_read_now`).
+    // Bytes read at hand since this fetcher last returned `Pending` (see `poll_read_now`).
     read_now_streak: usize,
     // Requests in flight, in offset order and contiguous (each starts where the previous one
     // ends), and after `ready`. Invariants (`debug_assert_invariants`):
@@ -97,30 +95,31 @@ pub struct PositionalReader<S> {
     // - otherwise at most one (plain) request.
     requests: VecDeque<Request<Bytes>>,
     ahead_at: Option<u64>,
-    // The source's length, asked for a `SeekFrom::End` while it was unknown.
+    // The source's length, asked and not answered yet.
     length_request: Option<Request<u64>>,
-    pending_end_seek: Option<i64>,
+    // Fetches answered.
+    reads: u64,
 }
 
 /// The most a plain request asks for, whatever the caller's buffer.
 const MAX_PLAIN_REQUEST: usize = 16 << 20;
 
-/// The most one `try_read_at` asks for: it runs on the async thread, and 1 MiB is some
-/// 30–60 µs of copying from the page cache, so no single read holds the thread longer.
+/// The most one `try_read_at` asks for: it runs on the async thread, so no single read of bytes
+/// at hand holds the thread for long (1 MiB is some tens of microseconds of copying).
 const MAX_READ_NOW: usize = 1 << 20;
 
-/// The most a reader reads at hand before it yields to the runtime once (returns `Pending`
+/// The most a fetcher reads at hand before it yields to the runtime once (returns `Pending`
 /// after waking itself): tokio's budget counts calls, not bytes, and 128 calls of 1 MiB would
 /// hold the thread for several milliseconds.
 const READ_NOW_PER_YIELD: usize = 4 << 20;
 
-impl<S: PositionalSource> PositionalReader<S> {
-    /// A reader over `source`, at offset 0, without read-ahead.
+impl<S: PositionalSource> PositionalFetch<S> {
+    /// A fetcher over `source`, without read-ahead.
     pub fn new(source: S) -> Self {
         Self::from_arc(Arc::new(source))
     }
 
-    /// A reader over a shared source, at offset 0, without read-ahead.
+    /// A fetcher over a shared source, without read-ahead.
     pub fn from_arc(source: Arc<S>) -> Self {
         Self::view(source, 0, None, None)
     }
@@ -139,13 +138,39 @@ impl<S: PositionalSource> PositionalReader<S> {
         self.read_ahead = read_ahead;
     }
 
+    /// The source.
+    pub fn get_ref(&self) -> &S {
+        &self.source
+    }
+
+    /// The source, shared: clone it to make more fetchers over the same source.
+    pub fn source(&self) -> &Arc<S> {
+        &self.source
+    }
+
+    /// The read-ahead configuration, if on.
+    pub fn read_ahead(&self) -> Option<ReadAhead> {
+        self.read_ahead
+    }
+
+    /// Where the view starts in the source (0 unless the fetcher is a slice's).
+    pub fn source_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The view's length if it is a slice, `None` if it reads to the end of the source.
+    pub fn slice_len(&self) -> Option<u64> {
+        self.slice_len
+    }
+
+    // ----- crate helpers: clones and slices -----
+
     fn view(source: Arc<S>, base: u64, slice_len: Option<u64>, length: Option<u64>) -> Self {
         Self {
             source,
             base,
             slice_len,
             length: slice_len.or(length),
-            pos: 0,
             read_ahead: None,
             next_sequential: None,
             ready: Bytes::new(),
@@ -156,24 +181,24 @@ impl<S: PositionalSource> PositionalReader<S> {
             requests: VecDeque::new(),
             ahead_at: None,
             length_request: None,
-            pending_end_seek: None,
+            reads: 0,
         }
     }
 
-    /// A reader of the view's `[offset, offset + len)`, with the same read-ahead, at its offset
-    /// 0. The caller has checked the range against the view's length.
+    /// A fetcher of the view's `[offset, offset + len)`, with the same read-ahead. The caller
+    /// has checked the range against the view's length.
     pub(crate) fn slice_unchecked(&self, offset: u64, len: u64) -> Self {
-        let mut reader = Self::view(
+        let mut fetch = Self::view(
             Arc::clone(&self.source),
             self.base.saturating_add(offset),
             Some(len),
             None,
         );
-        reader.read_ahead = self.read_ahead;
-        reader
+        fetch.read_ahead = self.read_ahead;
+        fetch
     }
 
-    /// The view's length: cached, or asked of the source (not cached: `&self`).
+    /// The view's length: known, or asked of the source (and not kept: `&self`).
     pub(crate) async fn view_length(&self) -> io::Result<u64> {
         match self.length {
             Some(length) => Ok(length),
@@ -181,47 +206,10 @@ impl<S: PositionalSource> PositionalReader<S> {
         }
     }
 
-    // ----- accessors -----
-
-    /// The source.
-    pub fn get_ref(&self) -> &S {
-        &self.source
-    }
-
-    /// The source, shared: clone it to make more readers over the same source.
-    pub fn source(&self) -> &Arc<S> {
-        &self.source
-    }
-
-    /// The read-ahead configuration, if on.
-    pub fn read_ahead(&self) -> Option<ReadAhead> {
-        self.read_ahead
-    }
-
-    /// The cursor: where the next read starts, relative to the view.
-    pub fn position(&self) -> u64 {
-        self.pos
-    }
-
-    /// Where the view starts in the source (0 unless the reader is a slice).
-    pub fn source_offset(&self) -> u64 {
-        self.base
-    }
-
-    /// The view's length if it is a slice, `None` if it reads to the end of the source.
-    pub fn slice_len(&self) -> Option<u64> {
-        self.slice_len
-    }
-
-    /// How many requests are in flight or completed and not yet consumed (read-ahead chunks or
-    /// one plain request).
-    pub fn requests_in_flight(&self) -> usize {
+    /// How many requests are in flight or completed and not yet consumed.
+    #[cfg(test)]
+    pub(crate) fn requests_in_flight(&self) -> usize {
         self.requests.len()
-    }
-
-    /// How many bytes the reader holds, received and not yet handed out.
-    pub fn bytes_held(&self) -> usize {
-        self.ready.len()
     }
 
     // ----- private helpers -----
@@ -339,89 +327,6 @@ impl<S: PositionalSource> PositionalReader<S> {
         self.ahead_at = Some(next);
     }
 
-    fn poll_read_inner(
-        &mut self,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if buf.remaining() == 0 {
-            return Poll::Ready(Ok(()));
-        }
-        loop {
-            let at = self.pos;
-            if self.length.is_some_and(|length| at >= length) {
-                return Poll::Ready(Ok(())); // the end: read nothing
-            }
-            if let Some(held) = self.ready_from(at) {
-                let n = held.len().min(buf.remaining());
-                buf.put_slice(&held[..n]);
-                self.consume_ready(at, n);
-                self.pos = at + n as u64;
-                self.next_sequential = Some(self.pos);
-                self.top_up(cx);
-                self.debug_assert_invariants();
-                return Poll::Ready(Ok(()));
-            }
-            self.retarget(at);
-            if self.requests.is_empty() {
-                if ready!(self.poll_read_now(cx, at, buf)) {
-                    self.debug_assert_invariants();
-                    return Poll::Ready(Ok(()));
-                }
-                // Requests bring their own buffers: keep memory within the read-ahead's bound.
-                self.spare = Bytes::new();
-                if self.read_ahead.is_some()
-                    && self.next_sequential == Some(at)
-                    && self.read_now_end != Some(at)
-                {
-                    self.ahead_at = Some(at);
-                    self.top_up(cx);
-                } else {
-                    let mut len = buf.remaining().min(MAX_PLAIN_REQUEST);
-                    if let Some(length) = self.length {
-                        len = len.min(usize::try_from(length - at).unwrap_or(usize::MAX));
-                    }
-                    let request = self.request(cx, at, len);
-                    self.requests.push_back(request);
-                }
-            }
-            self.debug_assert_invariants();
-            let Some(front) = self.requests.front_mut() else {
-                return Poll::Ready(Ok(())); // nothing left to request: the end
-            };
-            let Poll::Ready(result) = front.poll(cx) else {
-                self.read_now_streak = 0; // the task yields anyway
-                return Poll::Pending;
-            };
-            let Some(done) = self.requests.pop_front() else {
-                return Poll::Ready(Ok(()));
-            };
-            match result {
-                Ok(bytes) => {
-                    let end = done.at + bytes.len() as u64;
-                    if bytes.len() < done.len {
-                        // The source ends inside this request: later ones are past the end.
-                        // (An empty answer only says the end is at or before `done.at`.)
-                        if !bytes.is_empty() {
-                            self.length = Some(end);
-                        }
-                        self.requests.clear();
-                        self.ahead_at = None;
-                    }
-                    if end <= at {
-                        return Poll::Ready(Ok(())); // the end: read nothing
-                    }
-                    self.ready = bytes;
-                    self.ready_at = done.at;
-                }
-                Err(e) => {
-                    self.discard_requests();
-                    return Poll::Ready(Err(e));
-                }
-            }
-        }
-    }
-
     /// Reads at `at` from what the source has at hand ([`PositionalSource::try_read_at`]);
     /// returns whether it read any. Spends the task's tokio budget like any I/O resource, and
     /// yields once every [`READ_NOW_PER_YIELD`] bytes, so a reader whose reads never wait still
@@ -493,14 +398,33 @@ impl<S: PositionalSource> PositionalReader<S> {
             return Poll::Ready(false); // `coop` gives the budget back
         }
         coop.made_progress();
-        self.pos = at + copied as u64;
-        self.next_sequential = Some(self.pos);
-        self.read_now_end = Some(self.pos);
+        let end = at + copied as u64;
+        self.next_sequential = Some(end);
+        self.read_now_end = Some(end);
         self.read_now_streak += copied;
         Poll::Ready(true)
     }
+}
 
-    fn poll_view_length(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+impl<S: PositionalSource> Seam for PositionalFetch<S> {
+    /// Fetches at `at`: from held read-ahead bytes if there are some, otherwise from what the
+    /// source has at hand, otherwise from the request serving `at`, started if needed. Fewer
+    /// bytes than `buf` has room for when a chunk or request ends first; none at the view's end.
+    ///
+    /// Dropping the call leaves requests in flight, and the next fetch at the same offset picks
+    /// them up.
+    fn poll_fetch(
+        &mut self,
+        cx: &mut Context<'_>,
+        at: u64,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let fetched = ready!(self.poll_fetch_uncounted(cx, at, buf));
+        self.reads += 1;
+        Poll::Ready(fetched)
+    }
+
+    fn poll_length(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
         if let Some(length) = self.length {
             return Poll::Ready(Ok(length));
         }
@@ -518,75 +442,123 @@ impl<S: PositionalSource> PositionalReader<S> {
         self.length = Some(length);
         Poll::Ready(Ok(length))
     }
+
+    fn known_length(&self) -> Option<u64> {
+        self.length
+    }
+
+    fn reads(&self) -> u64 {
+        self.reads
+    }
 }
 
-impl<S: PositionalSource> Clone for PositionalReader<S> {
-    /// A reader of the same view of the same source, at the same position, with the same
-    /// read-ahead, but none of this one's requests or held bytes.
+impl<S: PositionalSource> PositionalFetch<S> {
+    /// [`Seam::poll_fetch`], before it is counted.
+    fn poll_fetch_uncounted(
+        &mut self,
+        cx: &mut Context<'_>,
+        at: u64,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        loop {
+            if self.length.is_some_and(|length| at >= length) {
+                return Poll::Ready(Ok(())); // the end: read nothing
+            }
+            if let Some(held) = self.ready_from(at) {
+                let n = held.len().min(buf.remaining());
+                buf.put_slice(&held[..n]);
+                self.consume_ready(at, n);
+                self.next_sequential = Some(at + n as u64);
+                self.top_up(cx);
+                self.debug_assert_invariants();
+                return Poll::Ready(Ok(()));
+            }
+            self.retarget(at);
+            if self.requests.is_empty() {
+                if ready!(self.poll_read_now(cx, at, buf)) {
+                    self.debug_assert_invariants();
+                    return Poll::Ready(Ok(()));
+                }
+                // Requests bring their own buffers: keep memory within the read-ahead's bound.
+                self.spare = Bytes::new();
+                if self.read_ahead.is_some()
+                    && self.next_sequential == Some(at)
+                    && self.read_now_end != Some(at)
+                {
+                    self.ahead_at = Some(at);
+                    self.top_up(cx);
+                } else {
+                    let mut len = buf.remaining().min(MAX_PLAIN_REQUEST);
+                    if let Some(length) = self.length {
+                        len = len.min(usize::try_from(length - at).unwrap_or(usize::MAX));
+                    }
+                    let request = self.request(cx, at, len);
+                    self.requests.push_back(request);
+                }
+            }
+            self.debug_assert_invariants();
+            let Some(front) = self.requests.front_mut() else {
+                return Poll::Ready(Ok(())); // nothing left to request: the end
+            };
+            let Poll::Ready(result) = front.poll(cx) else {
+                self.read_now_streak = 0; // the task yields anyway
+                return Poll::Pending;
+            };
+            let Some(done) = self.requests.pop_front() else {
+                return Poll::Ready(Ok(()));
+            };
+            match result {
+                Ok(bytes) => {
+                    let end = done.at + bytes.len() as u64;
+                    if bytes.len() < done.len {
+                        // The source ends inside this request: later ones are past the end.
+                        // (An empty answer only says the end is at or before `done.at`.)
+                        if !bytes.is_empty() {
+                            self.length = Some(end);
+                        }
+                        self.requests.clear();
+                        self.ahead_at = None;
+                    }
+                    if end <= at {
+                        return Poll::Ready(Ok(())); // the end: read nothing
+                    }
+                    self.ready = bytes;
+                    self.ready_at = done.at;
+                }
+                Err(e) => {
+                    self.discard_requests();
+                    return Poll::Ready(Err(e));
+                }
+            }
+        }
+    }
+}
+
+impl<S: PositionalSource> Clone for PositionalFetch<S> {
+    /// A fetcher of the same view of the same source, with the same read-ahead, but none of
+    /// this one's requests or held bytes.
     fn clone(&self) -> Self {
-        let mut reader = Self::view(
+        let mut fetch = Self::view(
             Arc::clone(&self.source),
             self.base,
             self.slice_len,
             self.length,
         );
-        reader.pos = self.pos;
-        reader.read_ahead = self.read_ahead;
-        reader
+        fetch.read_ahead = self.read_ahead;
+        fetch
     }
 }
 
-impl<S: PositionalSource> AsyncRead for PositionalReader<S> {
-    /// Reads at the cursor: from held read-ahead bytes if there are some, otherwise from the
-    /// request serving the cursor, started if needed. Returns fewer bytes than `buf` has room
-    /// for when a chunk or request ends first; none at the end of the view.
-    ///
-    /// Cancel safe: dropping the read leaves requests in flight, and the next read at the same
-    /// offset picks them up.
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        self.get_mut().poll_read_inner(cx, buf)
-    }
-}
-
-impl<S: PositionalSource> AsyncSeek for PositionalReader<S> {
-    /// Moves the cursor, without I/O for `Start` and `Current`. `End` needs the view's length:
-    /// if it is not known yet, `poll_complete` asks the source once. A target before 0 or past
-    /// `u64::MAX` is `InvalidInput` and changes nothing. Requests in flight are not touched: the
-    /// next read decides whether they are still useful.
-    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
-        let me = self.get_mut();
-        me.pending_end_seek = None;
-        match seek_from::start(me.pos, me.length, position)? {
-            SeekStart::To(target) => me.pos = target,
-            SeekStart::FromEnd(offset) => me.pending_end_seek = Some(offset),
-        }
-        Ok(())
-    }
-
-    /// Returns the cursor once the last `start_seek` took effect.
-    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        let me = self.get_mut();
-        if let Some(offset) = me.pending_end_seek {
-            let length = ready!(me.poll_view_length(cx));
-            me.pending_end_seek = None;
-            me.pos = seek_from::target(me.pos, length?, offset)?;
-        }
-        Poll::Ready(Ok(me.pos))
-    }
-}
-
-impl<S: fmt::Debug> fmt::Debug for PositionalReader<S> {
+impl<S: fmt::Debug> fmt::Debug for PositionalFetch<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PositionalReader")
+        f.debug_struct("PositionalFetch")
             .field("source", &self.source)
             .field("source_offset", &self.base)
             .field("slice_len", &self.slice_len)
             .field("length", &self.length)
-            .field("position", &self.pos)
             .field("read_ahead", &self.read_ahead)
             .field(
                 "held",
@@ -602,12 +574,12 @@ impl<S: fmt::Debug> fmt::Debug for PositionalReader<S> {
 struct Request<T> {
     at: u64,
     len: usize,
-    fetch: Fetch<T>,
+    fetch: Answer<T>,
 }
 
-enum Fetch<T> {
+enum Answer<T> {
     Done(Option<io::Result<T>>),
-    Running(JoinHandle<io::Result<T>>),
+    Running(AbortOnDropHandle<io::Result<T>>),
 }
 
 impl<T: Send + 'static> Request<T> {
@@ -619,12 +591,12 @@ impl<T: Send + 'static> Request<T> {
     {
         let mut future = Box::pin(future);
         let fetch = match future.as_mut().poll(cx) {
-            Poll::Ready(result) => Fetch::Done(Some(result)),
+            Poll::Ready(result) => Answer::Done(Some(result)),
             Poll::Pending => match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => Fetch::Running(runtime.spawn(future)),
-                Err(_) => Fetch::Done(Some(Err(io::Error::other(format!(
-                    "PositionalReader: the request for {len} bytes at offset {at} is pending \
-                     and needs a tokio runtime to run on"
+                Ok(runtime) => Answer::Running(AbortOnDropHandle::new(runtime.spawn(future))),
+                Err(_) => Answer::Done(Some(Err(io::Error::other(format!(
+                    "the request for {len} bytes at offset {at} is pending and needs a tokio \
+                     runtime to run on"
                 ))))),
             },
         };
@@ -637,15 +609,15 @@ impl<T: Send + 'static> Request<T> {
 
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
         match &mut self.fetch {
-            Fetch::Done(result) => Poll::Ready(result.take().unwrap_or_else(|| {
-                Err(io::Error::other(
-                    "PositionalReader: request polled after it completed",
-                ))
-            })),
-            Fetch::Running(handle) => Poll::Ready(match ready!(Pin::new(handle).poll(cx)) {
+            Answer::Done(result) => Poll::Ready(
+                result
+                    .take()
+                    .unwrap_or_else(|| Err(io::Error::other("request polled after it completed"))),
+            ),
+            Answer::Running(handle) => Poll::Ready(match ready!(Pin::new(handle).poll(cx)) {
                 Ok(result) => result,
                 Err(join) => Err(io::Error::other(format!(
-                    "PositionalReader: the request for {} bytes at offset {} failed: {join}",
+                    "the request for {} bytes at offset {} failed: {join}",
                     self.len, self.at
                 ))),
             }),
@@ -653,10 +625,5 @@ impl<T: Send + 'static> Request<T> {
     }
 }
 
-impl<T> Drop for Request<T> {
-    fn drop(&mut self) {
-        if let Fetch::Running(handle) = &self.fetch {
-            handle.abort();
-        }
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -1,19 +1,14 @@
+//! What a run times: the [`Plan`], its [`Cell`]s and the [`ReaderKind`]s it compares.
+
 use std::fmt;
-use std::io::{self, SeekFrom};
+use std::io;
+use std::str::FromStr;
 use std::time::Duration;
 
-use tokio::io::AsyncSeekExt;
+use async_buffered_input::fetch::ReadAhead;
 
-use super::box_source::BoxSource;
-use super::cell::Cell;
-use super::cell_report::CellReport;
-use super::cell_runner::{run_cell, CellSource};
-use super::event::Event;
-use super::reader_kind::ReaderKind;
-use super::report::Report;
-use super::source::Source;
-use super::write_phase::write_file;
-use crate::source::ReadAhead;
+use crate::report::binary_size;
+use crate::sources::Source;
 
 /// A description of a throughput run: what to read, at which request sizes, with which window
 /// capacities and readers, how many times, within which time budget, and whether to write the
@@ -21,28 +16,29 @@ use crate::source::ReadAhead;
 ///
 /// The run times one cell per (reader, request size, capacity); readers without a window
 /// ([`ReaderKind::uses_capacity`]) once per request size. Each cell opens the source afresh,
-/// wraps it in a [`CountingSource`](super::CountingSource), puts its reader on top and reads the
+/// wraps it in a [`CountingSource`](crate::CountingSource), puts its reader on top and reads the
 /// whole file sequentially, `repetitions` times (seeking back to 0 between passes), in requests
-/// of the cell's size, hashing every request into a [`Checksum`](super::Checksum). The
+/// of the cell's size, hashing every request into a [`Checksum`](crate::Checksum). The
 /// [read-ahead reader](ReaderKind::BufferedReadAhead) opens the source's
 /// [positional form](Source::open_positional) instead, wraps it in a
-/// [`CountingPositionalSource`](super::CountingPositionalSource), and reads it through a
-/// [`PositionalReader`](crate::source::PositionalReader) with the plan's
-/// [`read_ahead`](Self::read_ahead) under an `AsyncBufferedInput`; that reader asks the source's
-/// length before the clock starts, so read-ahead stops at the end of the file.
+/// [`CountingPositionalSource`](crate::CountingPositionalSource), and reads it through an
+/// `AsyncBufferedInput` over a [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch)
+/// with the plan's [`read_ahead`](Self::read_ahead); that input asks the source's length before
+/// the clock starts, so read-ahead stops at the end of the file.
 ///
 /// # Time budget
 ///
 /// With a [`budget`](Self::budget), a cell stops at the first request that starts after its
 /// budget ran out, and reports what it read until then with
-/// [`complete`](CellReport::complete) `false`. Unlimited by default. A reader can have a budget
-/// of its own ([`reader_budget`](Self::reader_budget)): typically a small one for the unbuffered
-/// reader and the byte loop, which take minutes on large files, while the others finish.
+/// [`complete`](crate::CellReport::complete) `false`. Unlimited by default. A reader can have a
+/// budget of its own ([`reader_budget`](Self::reader_budget)): typically a small one for the
+/// unbuffered reader and the byte loop, which take minutes on large files, while the others
+/// finish.
 ///
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::harness::{Plan, ReaderKind, Source};
+/// use throughput_harness::{Plan, ReaderKind, Source};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
@@ -67,18 +63,20 @@ use crate::source::ReadAhead;
 /// ```
 #[derive(Clone)]
 pub struct Plan {
-    source: Source,
+    // Read by the run (`run.rs`).
+    pub(crate) source: Source,
     // Sorted, without duplicates.
-    sizes: Vec<usize>,
-    capacities: Vec<usize>,
+    pub(crate) sizes: Vec<usize>,
+    pub(crate) capacities: Vec<usize>,
     // In the order given, without duplicates.
-    readers: Vec<ReaderKind>,
-    repetitions: u32,
-    budget: Option<Duration>,
+    pub(crate) readers: Vec<ReaderKind>,
+    pub(crate) repetitions: u32,
+    pub(crate) budget: Option<Duration>,
     // Overrides of `budget`, one per reader at most.
-    reader_budgets: Vec<(ReaderKind, Option<Duration>)>,
-    read_ahead: ReadAhead,
-    write: Option<(u64, usize)>,
+    pub(crate) reader_budgets: Vec<(ReaderKind, Option<Duration>)>,
+    pub(crate) read_ahead: ReadAhead,
+    // The write phase: the file's length and the size of each write.
+    pub(crate) write: Option<(u64, usize)>,
 }
 
 impl Plan {
@@ -156,8 +154,8 @@ impl Plan {
     /// # Examples
     ///
     /// ```
-    /// use async_buffered_input::harness::{Plan, ReaderKind, Source};
     /// use std::time::Duration;
+    /// use throughput_harness::{Plan, ReaderKind, Source};
     ///
     /// let plan = Plan::new(Source::file("data.bin"))
     ///     .reader_budget(ReaderKind::Unbuffered, Duration::from_secs(2))
@@ -197,8 +195,9 @@ impl Plan {
     }
 
     /// Writes the source's file first: creates or truncates it and writes `len` bytes of the
-    /// [test pattern](super::fill_pattern) in writes of `buffer_size` bytes, timed (up to
-    /// `sync_all`) into [`Report::write`]. Needs a source with a [`path`](Source::path).
+    /// [test pattern](crate::fill_pattern) in writes of `buffer_size` bytes, timed (up to
+    /// `sync_all`) into [`Report::write`](crate::Report::write). Needs a source with a
+    /// [`path`](Source::path).
     #[must_use = "builder methods return the changed plan"]
     pub fn write_first(mut self, len: u64, buffer_size: usize) -> Self {
         self.write = Some((len, buffer_size));
@@ -291,120 +290,6 @@ impl Plan {
         }
         Ok(())
     }
-
-    /// Runs the plan: the write phase if any, then every cell in turn.
-    ///
-    /// # Errors
-    ///
-    /// The [`validate`](Self::validate) errors; an empty source (`InvalidInput`); any error
-    /// writing the file, opening the source or reading it, with a message naming the file or the
-    /// cell and offset.
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancel safe: dropping the future abandons the run, and a write phase may leave the
-    /// file partly written.
-    pub async fn run(&self) -> io::Result<Report> {
-        self.run_with(|_| {}).await
-    }
-
-    /// Like [`run`](Self::run), telling `observe` when each phase and cell starts and ends.
-    ///
-    /// # Errors
-    ///
-    /// As [`run`](Self::run).
-    ///
-    /// # Cancel safety
-    ///
-    /// As [`run`](Self::run).
-    pub async fn run_with(&self, mut observe: impl FnMut(Event<'_>)) -> io::Result<Report> {
-        self.validate()?;
-        let write = match (self.write, self.source.path()) {
-            (Some((len, buffer_size)), Some(path)) => {
-                observe(Event::WriteStarted {
-                    path,
-                    len,
-                    buffer_size,
-                });
-                let report = write_file(path, len, buffer_size).await?;
-                observe(Event::WriteFinished(&report));
-                Some(report)
-            }
-            _ => None,
-        };
-        let file_len = self.file_len().await?;
-        if file_len == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is empty: nothing to time", self.source.label()),
-            ));
-        }
-        let cells = self.cells();
-        let total = cells.len();
-        let mut reports: Vec<CellReport> = Vec::with_capacity(total);
-        for (index, &cell) in cells.iter().enumerate() {
-            observe(Event::CellStarted {
-                index,
-                total,
-                cell,
-                budget: self.budget_for(cell.reader),
-            });
-            let source = if cell.reader.uses_read_ahead() {
-                CellSource::Positional(self.source.open_positional().await?)
-            } else {
-                CellSource::Stream(self.open_at_start().await?)
-            };
-            let budget = self.budget_for(cell.reader);
-            let report = run_cell(
-                cell,
-                source,
-                file_len,
-                self.repetitions,
-                budget,
-                self.read_ahead,
-            )
-            .await?;
-            observe(Event::CellFinished {
-                index,
-                total,
-                report: &report,
-            });
-            reports.push(report);
-        }
-        Ok(Report {
-            source: self.source.label().to_string(),
-            file_len,
-            repetitions: self.repetitions,
-            capacities: self.capacities.clone(),
-            write,
-            cells: reports,
-        })
-    }
-
-    // ----- private helpers -----
-
-    /// The source's length: a seek to its end.
-    async fn file_len(&self) -> io::Result<u64> {
-        let mut source = self.source.open().await?;
-        source.seek(SeekFrom::End(0)).await.map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot find the length of {}: {e}", self.source.label()),
-            )
-        })
-    }
-
-    /// A freshly opened source at offset 0 (the seek is made before counting starts).
-    async fn open_at_start(&self) -> io::Result<BoxSource> {
-        let mut source = self.source.open().await?;
-        source.seek(SeekFrom::Start(0)).await.map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot seek {} to 0: {e}", self.source.label()),
-            )
-        })?;
-        Ok(source)
-    }
 }
 
 impl fmt::Debug for Plan {
@@ -420,5 +305,221 @@ impl fmt::Debug for Plan {
             .field("read_ahead", &self.read_ahead)
             .field("write", &self.write)
             .finish()
+    }
+}
+
+/// One measurement of a run: a reader, a request size and, for readers with a window, a
+/// capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Cell {
+    /// The reader.
+    pub reader: ReaderKind,
+    /// The size of each request, in bytes (the last request of a pass may be shorter).
+    pub read_size: usize,
+    /// The window's capacity in bytes; `None` for readers without a window
+    /// ([`ReaderKind::uses_capacity`]).
+    pub capacity: Option<usize>,
+}
+
+impl fmt::Display for Cell {
+    /// `AsyncBufferedInput, 100 B requests, 8 KiB window`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}, {} requests",
+            self.reader,
+            binary_size(self.read_size as u64)
+        )?;
+        if let Some(capacity) = self.capacity {
+            write!(f, ", {} window", binary_size(capacity as u64))?;
+        }
+        Ok(())
+    }
+}
+
+/// The readers the harness compares, each reading the file sequentially in requests of a fixed
+/// size.
+///
+/// All but one read a stream source (`AsyncRead + AsyncSeek`) through the same
+/// [`CountingSource`](crate::CountingSource). [`BufferedReadAhead`](Self::BufferedReadAhead)
+/// reads the source's positional form instead, through a
+/// [`CountingPositionalSource`](crate::CountingPositionalSource), since read-ahead needs
+/// requests that name their own offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ReaderKind {
+    /// [`AsyncBufferedInput`](async_buffered_input::AsyncBufferedInput) over the stream, with
+    /// the cell's window capacity, one
+    /// [`read_bytes`](async_buffered_input::AsyncBufferedInput::read_bytes) per request.
+    Buffered,
+    /// [`AsyncBufferedInput`](async_buffered_input::AsyncBufferedInput) with the cell's window
+    /// capacity over a [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with
+    /// the plan's [`ReadAhead`], over the source's
+    /// [positional form](Source::open_positional): the window plus read-ahead, one
+    /// [`read_bytes`](async_buffered_input::AsyncBufferedInput::read_bytes) per request. Its
+    /// source reads are the requests that reach the positional source (chunks, mostly).
+    BufferedReadAhead,
+    /// tokio's [`BufReader`](tokio::io::BufReader) with the cell's capacity, one
+    /// [`read_exact`](tokio::io::AsyncReadExt::read_exact) per request.
+    BufReader,
+    /// The source itself, one [`read_exact`](tokio::io::AsyncReadExt::read_exact) per request:
+    /// every request is at least one source read. Has no window.
+    Unbuffered,
+    /// tokio's `BufReader` with the cell's capacity, but each request read as one
+    /// [`read_u8`](tokio::io::AsyncReadExt::read_u8) per byte: what Lucene's
+    /// `BufferedIndexInput.readBytes` did before LUCENE-695.
+    ByteLoop,
+}
+
+impl ReaderKind {
+    /// Every reader, in the order the harness reports them.
+    pub const ALL: [ReaderKind; 5] = [
+        ReaderKind::Buffered,
+        ReaderKind::BufferedReadAhead,
+        ReaderKind::BufReader,
+        ReaderKind::Unbuffered,
+        ReaderKind::ByteLoop,
+    ];
+
+    /// A short, stable identifier: `buffered`, `readahead`, `bufreader`, `unbuffered` or
+    /// `byteloop`. This is what [`FromStr`] parses and what the JSON report prints.
+    pub fn id(self) -> &'static str {
+        match self {
+            ReaderKind::Buffered => "buffered",
+            ReaderKind::BufferedReadAhead => "readahead",
+            ReaderKind::BufReader => "bufreader",
+            ReaderKind::Unbuffered => "unbuffered",
+            ReaderKind::ByteLoop => "byteloop",
+        }
+    }
+
+    /// The name shown in tables: `AsyncBufferedInput`, `AsyncBufferedInput+RA`,
+    /// `tokio BufReader`, `unbuffered`, `byte loop`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReaderKind::Buffered => "AsyncBufferedInput",
+            ReaderKind::BufferedReadAhead => "AsyncBufferedInput+RA",
+            ReaderKind::BufReader => "tokio BufReader",
+            ReaderKind::Unbuffered => "unbuffered",
+            ReaderKind::ByteLoop => "byte loop",
+        }
+    }
+
+    /// Whether the reader has a window, so that the run times it once per capacity. Readers
+    /// without one are timed once per request size.
+    pub fn uses_capacity(self) -> bool {
+        !matches!(self, ReaderKind::Unbuffered)
+    }
+
+    /// Whether the reader reads the source's [positional form](Source::open_positional) with
+    /// read-ahead (only [`BufferedReadAhead`](Self::BufferedReadAhead)), rather than its
+    /// stream.
+    pub fn uses_read_ahead(self) -> bool {
+        matches!(self, ReaderKind::BufferedReadAhead)
+    }
+}
+
+impl fmt::Display for ReaderKind {
+    /// Writes the [`name`](Self::name).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ReaderKind {
+    type Err = io::Error;
+
+    /// Parses an [`id`](Self::id) or a [`name`](Self::name), ignoring case, spaces, `-` and `_`
+    /// (so `byte-loop`, `read-ahead`, `BufReader`, `AsyncBufferedInput` and
+    /// `AsyncBufferedInput+RA` all work).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let key: String = s
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '-' | '_'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        let found = ReaderKind::ALL.into_iter().find(|kind| {
+            let name: String = kind
+                .name()
+                .chars()
+                .filter(|c| *c != ' ')
+                .flat_map(char::to_lowercase)
+                .collect();
+            key == kind.id() || key == name
+        });
+        found.ok_or_else(|| {
+            let ids: Vec<_> = ReaderKind::ALL.iter().map(|k| k.id()).collect();
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("unknown reader {s:?}: expected one of {}", ids.join(", ")),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readers_parse_from_ids_and_names() {
+        for kind in ReaderKind::ALL {
+            assert_eq!(kind.id().parse::<ReaderKind>().unwrap(), kind);
+            assert_eq!(kind.name().parse::<ReaderKind>().unwrap(), kind);
+            assert_eq!(
+                kind.name().to_uppercase().parse::<ReaderKind>().unwrap(),
+                kind
+            );
+        }
+        assert_eq!(
+            "byte-loop".parse::<ReaderKind>().unwrap(),
+            ReaderKind::ByteLoop
+        );
+        assert_eq!(
+            "BufReader".parse::<ReaderKind>().unwrap(),
+            ReaderKind::BufReader
+        );
+        for s in ["read-ahead", "ReadAhead", "asyncbufferedinput+ra"] {
+            assert_eq!(
+                s.parse::<ReaderKind>().unwrap(),
+                ReaderKind::BufferedReadAhead,
+                "{s}"
+            );
+        }
+        assert!(ReaderKind::ALL
+            .iter()
+            .all(|k| k.uses_read_ahead() == (*k == ReaderKind::BufferedReadAhead)));
+        let err = "fast".parse::<ReaderKind>().unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("\"fast\""), "{err}");
+        assert!(
+            err.to_string()
+                .contains("buffered, readahead, bufreader, unbuffered, byteloop"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn cells_go_by_size_then_capacity_then_reader() {
+        let plan = Plan::new(Source::memory(vec![0u8; 10]))
+            .sizes([8, 1])
+            .capacities([64, 16])
+            .readers([ReaderKind::Unbuffered, ReaderKind::Buffered]);
+        let cells: Vec<_> = plan
+            .cells()
+            .into_iter()
+            .map(|c| (c.reader.id(), c.read_size, c.capacity))
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                ("buffered", 1, Some(16)),
+                ("buffered", 1, Some(64)),
+                ("unbuffered", 1, None),
+                ("buffered", 8, Some(16)),
+                ("buffered", 8, Some(64)),
+                ("unbuffered", 8, None),
+            ]
+        );
     }
 }

@@ -2,23 +2,24 @@
 
 use std::io;
 
-use crate::error::InputError;
+use crate::error::{Amount, ByteCount, Error};
+use crate::fetch::PositionalFetch;
+use crate::source::PositionalSource;
 use crate::AsyncBufferedInput;
 
-use super::{PositionalReader, PositionalSource};
-
-impl<S: PositionalSource> Clone for AsyncBufferedInput<PositionalReader<S>> {
+impl<S: PositionalSource> Clone for AsyncBufferedInput<PositionalFetch<S>> {
     /// An independent input over the same source, like Lucene's `IndexInput.clone()`: same
-    /// view (a clone of a slice is that slice), capacity, read-ahead and position, but its own
-    /// cursor, an empty window and fresh [`stats`](AsyncBufferedInput::stats). Costs no I/O.
+    /// view (a clone of a slice is that slice), capacity, read-ahead and position, but an empty
+    /// window and fresh [`stats`](AsyncBufferedInput::stats). Costs no I/O.
     ///
     /// ```
-    /// use async_buffered_input::source::{MemorySource, PositionalReader};
+    /// use async_buffered_input::fetch::PositionalFetch;
+    /// use async_buffered_input::source::MemorySource;
     /// use async_buffered_input::AsyncBufferedInput;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
-    /// let mut input = AsyncBufferedInput::new(PositionalReader::new(MemorySource::new(vec![1u8, 2, 3])));
+    /// let mut input = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![1u8, 2, 3])));
     /// input.read_byte().await?;
     /// let mut other = input.clone();
     /// assert_eq!(other.read_byte().await?, 2);
@@ -28,13 +29,13 @@ impl<S: PositionalSource> Clone for AsyncBufferedInput<PositionalReader<S>> {
     /// # }
     /// ```
     fn clone(&self) -> Self {
-        let mut input = AsyncBufferedInput::with_capacity(self.capacity(), self.get_ref().clone());
+        let mut input = AsyncBufferedInput::with_capacity(self.capacity(), self.fetch().clone());
         input.seek_to(self.position());
         input
     }
 }
 
-impl<S: PositionalSource> AsyncBufferedInput<PositionalReader<S>> {
+impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
     /// A new input reading this one's bytes `[offset, offset + len)` as a file of its own, like
     /// Lucene's `IndexInput.slice()`: its positions start at 0, its [`length`](Self::length) is
     /// `len`, and it cannot read outside the range. It shares the source, has the same capacity
@@ -55,13 +56,14 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalReader<S>> {
     /// # Examples
     ///
     /// ```
-    /// use async_buffered_input::source::{MemorySource, PositionalReader};
+    /// use async_buffered_input::fetch::PositionalFetch;
+    /// use async_buffered_input::source::MemorySource;
     /// use async_buffered_input::AsyncBufferedInput;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
     /// let data: Vec<u8> = (0..100u8).collect();
-    /// let input = AsyncBufferedInput::new(PositionalReader::new(MemorySource::new(data)));
+    /// let input = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(data)));
     /// let mut slice = input.slice(10, 5).await?;
     /// let mut buf = [0u8; 5];
     /// slice.read_bytes(&mut buf).await?;
@@ -70,23 +72,27 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalReader<S>> {
     ///
     /// let err = input.slice(90, 20).await.unwrap_err();
     /// assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "slice of 20 bytes at position 90: the input's length is 100, so only 10 bytes are there"
+    /// );
     /// # Ok(())
     /// # }
     /// ```
     pub async fn slice(&self, offset: u64, len: u64) -> io::Result<Self> {
-        let length = self.get_ref().view_length().await?;
-        let fits = offset.checked_add(len).is_some_and(|end| end <= length);
-        if !fits {
-            return Err(InputError::invalid_input(
-                "slice",
-                offset,
-                format!(
-                    "the slice at offset {offset} of length {len} is outside the input's \
-                     length {length}"
-                ),
-            ));
+        let fail = |e: Error| e.into_io("slice", offset, Amount::Exact(len));
+        let length = self
+            .fetch()
+            .view_length()
+            .await
+            .map_err(|e| fail(e.into()))?;
+        if offset.checked_add(len).is_none_or(|end| end > length) {
+            return Err(fail(Error::InvalidInput(format!(
+                "the input's length is {length}, so only {} are there",
+                ByteCount(length.saturating_sub(offset))
+            ))));
         }
-        let reader = self.get_ref().slice_unchecked(offset, len);
-        Ok(AsyncBufferedInput::with_capacity(self.capacity(), reader))
+        let fetch = self.fetch().slice_unchecked(offset, len);
+        Ok(AsyncBufferedInput::with_capacity(self.capacity(), fetch))
     }
 }

@@ -1,4 +1,4 @@
-//! Integration tests of the throughput harness (`async_buffered_input::harness`) on small files.
+//! Integration tests of the throughput harness (`throughput_harness`) on small files.
 
 use std::io;
 use std::path::Path;
@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_buffered_input::harness::{
+use async_buffered_input::fetch::ReadAhead;
+use async_buffered_input::source::MemorySource;
+use throughput_harness::{
     fill_pattern, BoxPositionalSource, BoxSource, Checksum, CountingPositionalSource, Event, Plan,
     ReaderKind, Report, Source,
 };
-use async_buffered_input::source::{MemorySource, ReadAhead};
 
 fn pattern(len: usize) -> Vec<u8> {
     let mut data = vec![0u8; len];
@@ -550,11 +551,11 @@ fn public_types_are_send_sync_and_unpin() {
     assert_send_sync_unpin::<Plan>();
     assert_send_sync_unpin::<Source>();
     assert_send_sync_unpin::<Report>();
-    assert_send_sync_unpin::<async_buffered_input::harness::CellReport>();
-    assert_send_sync_unpin::<async_buffered_input::harness::Cell>();
+    assert_send_sync_unpin::<throughput_harness::CellReport>();
+    assert_send_sync_unpin::<throughput_harness::Cell>();
     assert_send_sync_unpin::<Checksum>();
     assert_send_sync_unpin::<ReaderKind>();
-    assert_send_sync_unpin::<async_buffered_input::harness::CountingSource<tokio::fs::File>>();
+    assert_send_sync_unpin::<throughput_harness::CountingSource<tokio::fs::File>>();
     assert_send_sync_unpin::<BoxPositionalSource>();
     assert_send_sync_unpin::<CountingPositionalSource<BoxPositionalSource>>();
     fn assert_send_unpin<T: Send + Unpin + ?Sized>() {}

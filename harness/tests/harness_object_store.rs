@@ -10,26 +10,26 @@
 //! set -a; eval "$(scripts/http-server.sh up /tmp/abi-data)"; eval "$(scripts/s3-server.sh up /tmp/abi-s3)"; set +a
 //! scripts/s3-server.sh upload /tmp/abi-data/blob.bin blob.bin
 //! ABI_OBJECT_FILE=/tmp/abi-data/blob.bin ABI_HTTP_URL=$HTTP_URL ABI_S3_BUCKET=$S3_BUCKET \
-//!   cargo test --features object-store --test harness_object_store -- --include-ignored
+//!   cargo test -p throughput-harness --features object-store --test harness_object_store -- --include-ignored
 //! ```
 //!
-//! Variables, as in `tests/source_object_store.rs`: `ABI_OBJECT_FILE` (a local file; the servers
-//! serve it under its file name), `ABI_HTTP_URL` (nginx's base URL), `ABI_S3_BUCKET` (the
-//! bucket holding it) with the `AWS_*` variables `scripts/s3-server.sh up` prints. A test that
-//! needs one and does not find it fails.
+//! Variables, as in the library's `tests/source_object_store.rs`: `ABI_OBJECT_FILE` (a local
+//! file; the servers serve it under its file name), `ABI_HTTP_URL` (nginx's base URL),
+//! `ABI_S3_BUCKET` (the bucket holding it) with the `AWS_*` variables `scripts/s3-server.sh up`
+//! prints. A test that needs one and does not find it fails.
 #![cfg(feature = "object-store")]
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use async_buffered_input::harness::{Checksum, Plan, ReaderKind, Report, Source};
-use async_buffered_input::source::ReadAhead;
+use async_buffered_input::fetch::ReadAhead;
+use throughput_harness::{Checksum, Plan, ReaderKind, Report, Source};
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {
         panic!(
             "{name} is not set: this test needs the servers; see the top of \
-             tests/harness_object_store.rs"
+             harness/tests/harness_object_store.rs"
         )
     })
 }

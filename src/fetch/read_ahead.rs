@@ -1,8 +1,8 @@
 use std::io;
 
-/// How far a [`PositionalReader`](super::PositionalReader) reads ahead of sequential reads.
+/// How far a [`PositionalFetch`](super::PositionalFetch) reads ahead of sequential reads.
 ///
-/// Once a read starts where the previous one ended, the reader requests the following
+/// Once a fetch starts where the previous one ended, the fetcher requests the following
 /// `chunk_size`-byte chunks before they are asked for, keeping at most `depth` chunks requested
 /// or received and not yet consumed. Bytes the source has at hand (a cached file) are instead
 /// read a chunk at a time into one reused buffer, with no requests. So memory is bounded by
@@ -14,7 +14,7 @@ use std::io;
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::source::ReadAhead;
+/// use async_buffered_input::fetch::ReadAhead;
 ///
 /// let ahead = ReadAhead::new(1 << 20, 8);
 /// assert_eq!(ahead.memory_bound(), 8 << 20);

@@ -1,0 +1,707 @@
+//! Where a run's bytes come from: the [`Source`] a plan reads, its two forms (a stream,
+//! [`BoxSource`], and a positional source, [`BoxPositionalSource`]), and the URLs that name one.
+
+use std::fmt;
+use std::future::Future;
+use std::io::{self, Cursor, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_buffered_input::fetch::PositionalFetch;
+use async_buffered_input::source::{FileSource, MemorySource, PositionalSource, SlowLink};
+use async_buffered_input::AsyncBufferedInput;
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncSeek, AsyncSeekExt};
+use url::Url;
+
+use crate::error::context;
+use crate::report::significant;
+
+/// Where a [`Plan`](crate::Plan) reads from: something that opens a fresh source, at offset 0,
+/// for every cell of the run.
+///
+/// Each cell (one reader at one request size and capacity) gets its own freshly opened source,
+/// so no reader profits from another's state, beyond what the operating system caches.
+///
+/// A source has two forms. Its *stream* ([`open`](Self::open), `AsyncRead + AsyncSeek`) is what
+/// the classic readers read. Its *positional form* ([`open_positional`](Self::open_positional),
+/// a [`PositionalSource`]) is what the
+/// [read-ahead reader](crate::ReaderKind::BufferedReadAhead) reads: files, memory, simulated
+/// links and URLs have both; a [`custom`](Self::custom) source has one if
+/// [`with_positional`](Self::with_positional) gives it one.
+///
+/// # Examples
+///
+/// ```
+/// use throughput_harness::Source;
+///
+/// let local = Source::file("/var/tmp/segment.bin");
+/// assert_eq!(local.path().unwrap().to_str(), Some("/var/tmp/segment.bin"));
+///
+/// let in_memory = Source::memory(vec![0u8; 1024]);
+/// assert_eq!(in_memory.label(), "memory (1024 bytes)");
+/// ```
+#[derive(Clone)]
+pub struct Source {
+    label: String,
+    kind: Kind,
+    // The positional form given by `with_positional`; files and memory have their own.
+    positional: Option<Arc<OpenPositionalFn>>,
+    // For a file's own positional form: `FileSource::with_page_cache_reads`.
+    page_cache_reads: bool,
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+type OpenFn = dyn Fn() -> BoxFuture<io::Result<BoxSource>> + Send + Sync;
+type OpenPositionalFn = dyn Fn() -> BoxFuture<io::Result<BoxPositionalSource>> + Send + Sync;
+
+#[derive(Clone)]
+enum Kind {
+    File(PathBuf),
+    Memory(Bytes),
+    Custom {
+        path: Option<PathBuf>,
+        open: Arc<OpenFn>,
+    },
+}
+
+impl Source {
+    /// A local file (or one on a mounted network filesystem), opened with tokio's
+    /// [`File`](tokio::fs::File) for each cell; its positional form is a [`FileSource`].
+    pub fn file(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        Self {
+            label: path.display().to_string(),
+            kind: Kind::File(path),
+            positional: None,
+            page_cache_reads: true,
+        }
+    }
+
+    /// Bytes in memory, read through a `std::io::Cursor`: the readers' own cost, with no I/O.
+    /// Its positional form is a [`MemorySource`].
+    pub fn memory(data: impl Into<Bytes>) -> Self {
+        let data = data.into();
+        Self {
+            label: format!("memory ({} bytes)", data.len()),
+            kind: Kind::Memory(data),
+            positional: None,
+            page_cache_reads: true,
+        }
+    }
+
+    /// Any source: `open` is called once per cell (and once more to find the length). The
+    /// harness seeks what it returns to offset 0 before timing it, outside the counts. `label`
+    /// names it in reports.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use throughput_harness::{BoxSource, Source};
+    ///
+    /// let source = Source::custom("ten sevens", || async {
+    ///     Ok(Box::new(std::io::Cursor::new(vec![7u8; 10])) as BoxSource)
+    /// });
+    /// assert_eq!(source.label(), "ten sevens");
+    /// assert!(source.path().is_none());
+    /// ```
+    pub fn custom<F, Fut>(label: impl Into<String>, open: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = io::Result<BoxSource>> + Send + 'static,
+    {
+        let open: Arc<OpenFn> = Arc::new(move || Box::pin(open()));
+        Self {
+            label: label.into(),
+            kind: Kind::Custom { path: None, open },
+            positional: None,
+            page_cache_reads: true,
+        }
+    }
+
+    /// Like [`custom`](Self::custom), for a source that reads the local file at `path` in its own
+    /// way (through a simulated slow link, say): the plan's write phase writes that file.
+    pub fn custom_file<F, Fut>(label: impl Into<String>, path: impl Into<PathBuf>, open: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = io::Result<BoxSource>> + Send + 'static,
+    {
+        let mut source = Self::custom(label, open);
+        if let Kind::Custom { path: p, .. } = &mut source.kind {
+            *p = Some(path.into());
+        }
+        source
+    }
+
+    /// Gives the source a positional form (builder style), replacing any it had: `open` is
+    /// called once per cell of the [read-ahead reader](crate::ReaderKind::BufferedReadAhead).
+    /// It should read the same bytes as the stream.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use async_buffered_input::source::MemorySource;
+    /// use throughput_harness::{BoxSource, Source};
+    ///
+    /// let data = vec![7u8; 10];
+    /// let stream = data.clone();
+    /// let source = Source::custom("ten sevens", move || {
+    ///     let data = stream.clone();
+    ///     async move { Ok(Box::new(std::io::Cursor::new(data)) as BoxSource) }
+    /// })
+    /// .with_positional(move || {
+    ///     let data = data.clone();
+    ///     async move { Ok(MemorySource::new(data)) }
+    /// });
+    /// assert!(source.has_positional());
+    /// ```
+    #[must_use = "builder methods return the changed source"]
+    pub fn with_positional<F, Fut, P>(mut self, open: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = io::Result<P>> + Send + 'static,
+        P: PositionalSource,
+    {
+        let open: Arc<OpenPositionalFn> = Arc::new(move || {
+            let opening = open();
+            Box::pin(async move { opening.await.map(BoxPositionalSource::new) })
+        });
+        self.positional = Some(open);
+        self
+    }
+
+    /// Whether the positional form of a [`file`](Self::file) source (its [`FileSource`]) does
+    /// [page cache reads](FileSource#page-cache-reads-linux) (builder style; on by default, as
+    /// in `FileSource`). Off, the read-ahead reader reads every chunk on tokio's blocking pool,
+    /// as it would a file that is not cached. The label says so. Other sources ignore this.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use throughput_harness::Source;
+    ///
+    /// let source = Source::file("/var/tmp/segment.bin").page_cache_reads(false);
+    /// assert_eq!(source.label(), "/var/tmp/segment.bin (page cache reads off)");
+    /// ```
+    #[must_use = "builder methods return the changed source"]
+    pub fn page_cache_reads(mut self, on: bool) -> Self {
+        if let Kind::File(path) = &self.kind {
+            self.label = if on {
+                path.display().to_string()
+            } else {
+                format!("{} (page cache reads off)", path.display())
+            };
+        }
+        self.page_cache_reads = on;
+        self
+    }
+
+    /// The local file at `path` behind a simulated network link: each request waits `latency`
+    /// and all of a cell's requests share `bandwidth` bytes per second (0: no cap).
+    ///
+    /// Each cell opens the file as a [`FileSource`] behind its own [`SlowLink`], read as a
+    /// stream with no window of its own (every stream read is one request on the link), so
+    /// every reader sees the same link from an idle start. The positional form is the same: a
+    /// fresh `SlowLink` over a `FileSource`, which the read-ahead reader reads with read-ahead
+    /// on. The link runs on `tokio::time`, so the run needs a tokio runtime with the time driver
+    /// enabled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use throughput_harness::Source;
+    ///
+    /// let source = Source::slow_link("/mnt/data.bin", Duration::from_millis(2), 100_000_000);
+    /// assert_eq!(source.label(), "/mnt/data.bin over a simulated link (2ms latency, 100 MB/s)");
+    /// ```
+    pub fn slow_link(path: impl Into<PathBuf>, latency: Duration, bandwidth: u64) -> Self {
+        let path = path.into();
+        let cap = if bandwidth == 0 {
+            "no bandwidth cap".to_string()
+        } else {
+            format!("{} MB/s", significant(bandwidth as f64 / 1e6, 3))
+        };
+        let label = format!(
+            "{} over a simulated link ({latency:?} latency, {cap})",
+            path.display()
+        );
+        let link = move |file: PathBuf| async move {
+            let source = open_file_source(&file).await?;
+            Ok(SlowLink::new(source, latency, bandwidth))
+        };
+        let file = path.clone();
+        Self::custom_file(label, path.clone(), move || {
+            let opening = link(file.clone());
+            async move { Ok(stream_of(Arc::new(opening.await?))) }
+        })
+        .with_positional(move || link(path.clone()))
+    }
+
+    /// The source a URL names:
+    ///
+    /// - `file:///path/to/file` (or `file://localhost/path/to/file`): that local file, as
+    ///   [`file`](Self::file) (`%XX` escapes decoded), so a write phase can write it;
+    /// - `http://`, `https://` and `s3://` URLs: the object, as
+    ///   `Source::object_store`, in builds with the cargo feature `object-store`.
+    ///
+    /// Nothing is opened yet: a missing file or object is an error of the first open.
+    ///
+    /// # Errors
+    ///
+    /// - `InvalidInput`: not a URL, a scheme other than these, or a `file` URL that names
+    ///   another host or has a query or a fragment;
+    /// - `Unsupported`: an `http`, `https` or `s3` URL in a build without the feature
+    ///   `object-store`, with a message that names the feature.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use throughput_harness::Source;
+    ///
+    /// let local = Source::from_url("file:///var/tmp/segment%201.bin").unwrap();
+    /// assert_eq!(local.path().unwrap().to_str(), Some("/var/tmp/segment 1.bin"));
+    /// assert!(Source::from_url("ftp://host/file").is_err());
+    /// ```
+    pub fn from_url(url: &str) -> io::Result<Self> {
+        let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidInput, message);
+        let parsed = Url::parse(url).map_err(|e| match e {
+            url::ParseError::RelativeUrlWithoutBase => invalid(format!(
+                "{url:?} is not a URL: expected file://, http://, https:// or s3://"
+            )),
+            e => invalid(format!("invalid URL {url:?}: {e}")),
+        })?;
+        match parsed.scheme() {
+            "file" => Ok(Self::file(file_url_path(url, &parsed)?)),
+            #[cfg(feature = "object-store")]
+            "http" | "https" | "s3" => Ok(Self::object_store(url)),
+            #[cfg(not(feature = "object-store"))]
+            scheme @ ("http" | "https" | "s3") => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "cannot read {url}: {scheme} URLs need the cargo feature `object-store`, \
+                     and this build was made without it"
+                ),
+            )),
+            other => Err(invalid(format!(
+                "unsupported URL scheme {other:?} in {url:?}: use file://, http://, https:// \
+                 or s3:// (the last three with the cargo feature `object-store`)"
+            ))),
+        }
+    }
+
+    /// The object at an `http://`, `https://` or `s3://` URL, read through an
+    /// [`ObjectStoreSource`](async_buffered_input::source::ObjectStoreSource). Requires the
+    /// cargo feature `object-store`.
+    ///
+    /// Each cell opens the object with
+    /// [`ObjectStoreSource::from_url`](async_buffered_input::source::ObjectStoreSource::from_url)
+    /// (a store of its own, so fresh connections, and one `HEAD`); S3 takes its credentials,
+    /// region and endpoint from the `AWS_*` variables described there. The stream reads it with
+    /// no window of its own (one ranged `GET` per stream read); the positional form is the
+    /// `ObjectStoreSource` itself. The label is the URL; there is no [`path`](Self::path), so a
+    /// write phase is refused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use throughput_harness::Source;
+    ///
+    /// let source = Source::object_store("http://127.0.0.1:8080/data.bin");
+    /// assert_eq!(source.label(), "http://127.0.0.1:8080/data.bin");
+    /// assert!(source.path().is_none() && source.has_positional());
+    /// ```
+    #[cfg(feature = "object-store")]
+    pub fn object_store(url: impl Into<String>) -> Self {
+        use async_buffered_input::source::ObjectStoreSource;
+
+        let url: Arc<str> = Arc::from(url.into());
+        let stream_url = Arc::clone(&url);
+        let positional_url = Arc::clone(&url);
+        Self::custom(url.to_string(), move || {
+            let url = Arc::clone(&stream_url);
+            async move {
+                Ok(stream_of(Arc::new(
+                    ObjectStoreSource::from_url(&url).await?,
+                )))
+            }
+        })
+        .with_positional(move || {
+            let url = Arc::clone(&positional_url);
+            async move { ObjectStoreSource::from_url(&url).await }
+        })
+    }
+
+    /// The name reports give the source: the path of a file, or the label given.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The local file behind the source, if there is one: what a write phase writes.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.kind {
+            Kind::File(path) => Some(path),
+            Kind::Memory(_) => None,
+            Kind::Custom { path, .. } => path.as_deref(),
+        }
+    }
+
+    /// Whether the source has a positional form, which the
+    /// [read-ahead reader](crate::ReaderKind::BufferedReadAhead) needs: every source but a
+    /// [`custom`](Self::custom) one without [`with_positional`](Self::with_positional).
+    pub fn has_positional(&self) -> bool {
+        self.positional.is_some() || !matches!(self.kind, Kind::Custom { .. })
+    }
+
+    /// Opens a fresh source.
+    ///
+    /// # Errors
+    ///
+    /// For a file: `NotFound`, `PermissionDenied` and the like from opening it, and
+    /// `IsADirectory` for a directory, each with a message naming the path. For a custom source:
+    /// whatever its `open` returns.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future drops whatever it had opened.
+    pub async fn open(&self) -> io::Result<BoxSource> {
+        match &self.kind {
+            Kind::File(path) => Ok(Box::new(open_file(path).await?)),
+            Kind::Memory(data) => Ok(Box::new(Cursor::new(data.clone()))),
+            Kind::Custom { open, .. } => open().await,
+        }
+    }
+
+    /// Opens a fresh positional form of the source, for the
+    /// [read-ahead reader](crate::ReaderKind::BufferedReadAhead): a [`FileSource`] for a file,
+    /// a [`MemorySource`] for memory, a [`SlowLink`] over a `FileSource` for a
+    /// [simulated link](Self::slow_link), the `ObjectStoreSource` for an
+    /// [object store](Self::from_url), or what [`with_positional`](Self::with_positional) gave.
+    ///
+    /// # Errors
+    ///
+    /// `Unsupported` for a custom source without a positional form (the message names it);
+    /// otherwise as [`open`](Self::open).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future drops whatever it had opened.
+    pub async fn open_positional(&self) -> io::Result<BoxPositionalSource> {
+        if let Some(open) = &self.positional {
+            return open().await;
+        }
+        match &self.kind {
+            Kind::File(path) => Ok(BoxPositionalSource::new(
+                open_file_source(path)
+                    .await?
+                    .with_page_cache_reads(self.page_cache_reads),
+            )),
+            Kind::Memory(data) => Ok(BoxPositionalSource::new(MemorySource::new(data.clone()))),
+            Kind::Custom { .. } => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{} has no positional form (Source::with_positional gives it one)",
+                    self.label
+                ),
+            )),
+        }
+    }
+
+    // ----- crate helpers -----
+
+    /// The source's length: a seek to the end of a freshly opened stream.
+    pub(crate) async fn length(&self) -> io::Result<u64> {
+        let mut source = self.open().await?;
+        source
+            .seek(SeekFrom::End(0))
+            .await
+            .map_err(|e| context(e, format!("cannot find the length of {}", self.label)))
+    }
+
+    /// A freshly opened stream at offset 0 (the seek is made before counting starts).
+    pub(crate) async fn open_at_start(&self) -> io::Result<BoxSource> {
+        let mut source = self.open().await?;
+        source
+            .seek(SeekFrom::Start(0))
+            .await
+            .map_err(|e| context(e, format!("cannot seek {} to 0", self.label)))?;
+        Ok(source)
+    }
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match &self.kind {
+            Kind::File(_) => "file",
+            Kind::Memory(_) => "memory",
+            Kind::Custom { .. } => "custom",
+        };
+        f.debug_struct("Source")
+            .field("kind", &kind)
+            .field("label", &self.label)
+            .field("path", &self.path())
+            .field("has_positional", &self.has_positional())
+            .finish()
+    }
+}
+
+/// A source the harness can time: readable, seekable, movable between tasks.
+///
+/// Implemented for every `AsyncRead + AsyncSeek + Unpin + Send` type: tokio's `File`, a
+/// `std::io::Cursor`, an [`AsyncBufferedInput`], and so on.
+pub trait ReadSeek: AsyncRead + AsyncSeek + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncSeek + Unpin + Send + ?Sized> ReadSeek for T {}
+
+/// A boxed [`ReadSeek`]: what a [`Source`] opens for each cell of a run.
+pub type BoxSource = Box<dyn ReadSeek>;
+
+/// `source` as a stream with no window of its own, so that each read of the stream is one
+/// request to `source`, as a stream reader of a network file would see: an input whose window
+/// is 1 byte reads every request of at least that straight into the caller's buffer.
+fn stream_of<S: PositionalSource>(source: Arc<S>) -> BoxSource {
+    Box::new(AsyncBufferedInput::with_capacity(
+        1,
+        PositionalFetch::from_arc(source),
+    ))
+}
+
+/// A type-erased [`PositionalSource`]: what a [`Source`] opens for the
+/// [read-ahead reader](crate::ReaderKind::BufferedReadAhead), whatever its concrete source
+/// ([`FileSource`], [`SlowLink`], `ObjectStoreSource`, ...).
+///
+/// [`PositionalSource`]'s methods return `impl Future`, so the trait cannot be a `dyn` object
+/// itself; this box forwards to it with one boxed future per request, which is nothing next to
+/// the requests the read-ahead reader makes (whole chunks).
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::source::{MemorySource, PositionalSource};
+/// use throughput_harness::BoxPositionalSource;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let source = BoxPositionalSource::new(MemorySource::new(&b"0123456789"[..]));
+/// assert_eq!(&source.read_at(3, 4).await?[..], b"3456");
+/// assert_eq!(source.len().await?, 10);
+/// # Ok(())
+/// # }
+/// ```
+pub struct BoxPositionalSource {
+    inner: Box<dyn DynPositional>,
+    type_name: &'static str,
+}
+
+impl BoxPositionalSource {
+    /// Boxes `source`.
+    pub fn new<S: PositionalSource>(source: S) -> Self {
+        Self {
+            inner: Box::new(source),
+            type_name: std::any::type_name::<S>(),
+        }
+    }
+
+    /// The name of the boxed source's type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+}
+
+/// [`PositionalSource`] with boxed futures, so that it can be a `dyn` object.
+trait DynPositional: Send + Sync + 'static {
+    fn dyn_read_at(
+        &self,
+        offset: u64,
+        len: usize,
+    ) -> Pin<Box<dyn Future<Output = io::Result<Bytes>> + Send + '_>>;
+    fn dyn_len(&self) -> Pin<Box<dyn Future<Output = io::Result<u64>> + Send + '_>>;
+    fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize;
+}
+
+impl<S: PositionalSource> DynPositional for S {
+    fn dyn_read_at(
+        &self,
+        offset: u64,
+        len: usize,
+    ) -> Pin<Box<dyn Future<Output = io::Result<Bytes>> + Send + '_>> {
+        Box::pin(self.read_at(offset, len))
+    }
+
+    fn dyn_len(&self) -> Pin<Box<dyn Future<Output = io::Result<u64>> + Send + '_>> {
+        Box::pin(self.len())
+    }
+
+    fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        self.try_read_at(offset, buf)
+    }
+}
+
+impl PositionalSource for BoxPositionalSource {
+    /// The boxed source's `read_at`.
+    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
+        self.inner.dyn_read_at(offset, len)
+    }
+
+    /// The boxed source's `len`.
+    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
+        self.inner.dyn_len()
+    }
+
+    /// The boxed source's `try_read_at`.
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        self.inner.dyn_try_read_at(offset, buf)
+    }
+}
+
+impl fmt::Debug for BoxPositionalSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoxPositionalSource")
+            .field("type", &self.type_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens `path` as a [`FileSource`], with the errors of [`open_file`].
+async fn open_file_source(path: &Path) -> io::Result<FileSource> {
+    let file = open_file(path).await?.into_std().await;
+    Ok(FileSource::from_std(file, path))
+}
+
+/// Opens `path` for reading, with errors that name it; a directory is an error here rather than
+/// at the first read.
+async fn open_file(path: &Path) -> io::Result<tokio::fs::File> {
+    let file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| context(e, format!("cannot open {}", path.display())))?;
+    let meta = file
+        .metadata()
+        .await
+        .map_err(|e| context(e, format!("cannot stat {}", path.display())))?;
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!(
+                "cannot read {}: it is a directory, not a file",
+                path.display()
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+/// The local path of the `file` URL `url` (parsed from `text`): `file:///abs/path` or
+/// `file://localhost/abs/path`, with `%XX` escapes decoded.
+fn file_url_path(text: &str, url: &Url) -> io::Result<PathBuf> {
+    let invalid = |why: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("invalid file URL {text:?}: {why}"),
+        )
+    };
+    if let Some(host) = url
+        .host_str()
+        .filter(|host| !host.is_empty() && *host != "localhost")
+    {
+        return Err(invalid(format!(
+            "it names the host {host:?}; only local files can be read (file:///path or \
+             file://localhost/path)"
+        )));
+    }
+    // `to_file_path` would drop them silently: `?` and `#` in a file name must be escaped.
+    let stray = match (url.query(), url.fragment()) {
+        (Some(_), _) => Some('?'),
+        (None, Some(_)) => Some('#'),
+        (None, None) => None,
+    };
+    if let Some(c) = stray {
+        return Err(invalid(format!(
+            "a query or fragment ({c:?}) has no meaning for a local file; escape it as %{:02X}",
+            c as u32
+        )));
+    }
+    url.to_file_path()
+        .map_err(|()| invalid("expected file:///path/to/file".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path_of(text: &str) -> io::Result<PathBuf> {
+        match Source::from_url(text)?.path() {
+            Some(path) => Ok(path.to_path_buf()),
+            None => panic!("{text}: not a local file"),
+        }
+    }
+
+    #[test]
+    fn file_urls_are_decoded_local_paths() {
+        for (url, path) in [
+            ("file:///tmp/a.bin", "/tmp/a.bin"),
+            ("FILE:///tmp/a.bin", "/tmp/a.bin"),
+            ("file://localhost/tmp/a%20b%25.bin", "/tmp/a b%.bin"),
+            ("file://LOCALHOST/tmp/a.bin", "/tmp/a.bin"),
+            ("file:///caf%C3%A9", "/café"),
+        ] {
+            assert_eq!(path_of(url).unwrap(), PathBuf::from(path), "{url}");
+        }
+    }
+
+    #[test]
+    fn remote_hosts_queries_and_fragments_are_refused() {
+        for (url, needle) in [
+            ("file://server/share/f", "names the host \"server\""),
+            ("file:///tmp/x?y", "escape it as %3F"),
+            ("file:///tmp/x#y", "escape it as %23"),
+        ] {
+            let err = path_of(url).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{url}");
+            assert!(err.to_string().contains(needle), "{url}: {err}");
+            assert!(err.to_string().contains(url), "{url}: {err}");
+        }
+    }
+
+    #[test]
+    fn what_is_not_a_url_or_not_a_known_scheme_is_refused() {
+        for (text, needle) in [
+            ("data.bin", "\"data.bin\" is not a URL"),
+            ("/tmp/a:b", "is not a URL"),
+            ("1http://x", "is not a URL"),
+            ("ftp://host/file", "unsupported URL scheme \"ftp\""),
+            ("http://[::1/f", "invalid URL"),
+        ] {
+            let err = Source::from_url(text).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{text}");
+            assert!(err.to_string().contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_positional_source_as_a_stream_makes_one_request_per_read() {
+        use crate::CountingPositionalSource;
+        use tokio::io::AsyncReadExt;
+
+        let data: Vec<u8> = (0..100u8).collect();
+        let counted = Arc::new(CountingPositionalSource::new(MemorySource::new(
+            data.clone(),
+        )));
+        let mut stream = stream_of(Arc::clone(&counted));
+        let mut buf = [0u8; 30];
+        for expected in [&data[..30], &data[30..60], &data[60..90]] {
+            assert_eq!(stream.read(&mut buf).await.unwrap(), 30);
+            assert_eq!(&buf[..], expected);
+        }
+        assert_eq!(stream.read(&mut buf[..1]).await.unwrap(), 1);
+        assert_eq!(buf[0], 90);
+        assert_eq!((counted.requests(), counted.bytes()), (4, 91));
+        assert_eq!(stream.seek(SeekFrom::End(-5)).await.unwrap(), 95);
+        assert_eq!(stream.read(&mut buf).await.unwrap(), 5);
+        assert_eq!(buf[..5], data[95..]);
+        assert_eq!(stream.read(&mut buf).await.unwrap(), 0);
+        assert_eq!((counted.requests(), counted.jumps()), (5, 1));
+        assert_eq!(counted.length_requests(), 1);
+    }
+}
