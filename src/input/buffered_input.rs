@@ -97,6 +97,11 @@ pub struct AsyncBufferedInput<F> {
     fetch: F,
 }
 
+/// `read_bytes_owned` shares the window's buffer with results of at least `capacity /
+/// SHARE_FRACTION` bytes, and copies smaller ones: a result keeps alive at most this many times
+/// its length.
+const SHARE_FRACTION: usize = 4;
+
 /// A `SeekFrom::End(offset)` waiting for the length, started when the position was `from`.
 #[derive(Clone, Copy, Debug)]
 struct EndSeek {
@@ -232,12 +237,14 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         ReadFuture::new(self, ReadBytes { dst })
     }
 
-    /// Reads the next `len` bytes as [`Bytes`], without copying them when they fit in the window.
+    /// Reads the next `len` bytes as [`Bytes`].
     ///
-    /// A request of at most the capacity is served from the window (refilled if needed) as a
-    /// shared slice of it. A larger one is read into a new buffer, after checking it against the
-    /// source's [`length`](Self::length), so a corrupt length never allocates more than the data
-    /// holds.
+    /// A request of at most the capacity is served from the window (refilled if needed): when
+    /// it is at least a quarter of the capacity, as a shared slice of the window, without
+    /// copying; a smaller one is copied out, so that a result never keeps alive more than four
+    /// times its length of window buffer, however long it is kept. A request larger than the
+    /// capacity is read into a new buffer, after checking it against the source's
+    /// [`length`](Self::length), so a corrupt length never allocates more than the data holds.
     ///
     /// # Errors
     ///
@@ -275,6 +282,11 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             let available = self.window_at(at).len();
             if available < len {
                 return Err(fail(Error::eof(available as u64)));
+            }
+            if len < self.capacity / SHARE_FRACTION {
+                let copy = Bytes::copy_from_slice(&self.window_at(at)[..len]);
+                self.consume_window(len);
+                return Ok(copy);
             }
             // Hand out the window's prefix up to the end of the request; the window keeps the
             // bytes after it (and allocates a new buffer at its next refill).
