@@ -55,6 +55,7 @@ fn signed_boundaries(min: i64, max: i64) -> Vec<i64> {
 enum Value {
     VInt(u32),
     VLong(u64),
+    VarU64(u64),
     ZInt(i32),
     ZLong(i64),
     U16(u16),
@@ -71,7 +72,7 @@ fn encode(values: &[Value]) -> Vec<u8> {
     for v in values {
         match v {
             Value::VInt(x) => write_varint(&mut out, u64::from(*x)),
-            Value::VLong(x) => write_varint(&mut out, *x),
+            Value::VLong(x) | Value::VarU64(x) => write_varint(&mut out, *x),
             Value::ZInt(x) => write_varint(&mut out, zigzag(i64::from(*x)) as u32 as u64),
             Value::ZLong(x) => write_varint(&mut out, zigzag(*x)),
             Value::U16(x) => out.extend_from_slice(&x.to_be_bytes()),
@@ -96,6 +97,7 @@ async fn decode_one<F: Fetch>(
     Ok(match like {
         Value::VInt(_) => Value::VInt(input.read_vint().await?),
         Value::VLong(_) => Value::VLong(input.read_vlong().await?),
+        Value::VarU64(_) => Value::VarU64(input.read_varint_u64().await?),
         Value::ZInt(_) => Value::ZInt(input.read_zint().await?),
         Value::ZLong(_) => Value::ZLong(input.read_zlong().await?),
         Value::U16(_) => Value::U16(input.read_u16().await?),
@@ -114,8 +116,11 @@ fn all_values() -> Vec<Value> {
         values.push(Value::VInt(x as u32));
         values.push(Value::U32Le(x as u32));
     }
-    for x in boundaries(u64::MAX) {
+    for x in boundaries(i64::MAX as u64) {
         values.push(Value::VLong(x));
+    }
+    for x in boundaries(u64::MAX) {
+        values.push(Value::VarU64(x));
         values.push(Value::U64(x));
     }
     for x in signed_boundaries(i64::from(i32::MIN), i64::from(i32::MAX)) {
@@ -295,6 +300,31 @@ async fn vint_with_bits_beyond_32_is_invalid_data() {
     .await;
 }
 
+/// `read_vlong` is as strict as Lucene's `readVLong`: 9 bytes at most, so values of 2^63 and
+/// above (10 bytes) are corrupt; `read_varint_u64` reads every `u64`.
+#[tokio::test]
+async fn vlong_is_as_strict_as_lucene_and_varint_u64_is_not() {
+    let mut two_to_63 = Vec::new();
+    write_varint(&mut two_to_63, 1 << 63);
+    assert_eq!(two_to_63.len(), 10);
+    assert_malformed(&two_to_63, ErrorKind::InvalidData, |mut i| async move {
+        (i.read_vlong().await, i)
+    })
+    .await;
+    let mut max = Vec::new();
+    write_varint(&mut max, u64::MAX);
+    assert_malformed(&max, ErrorKind::InvalidData, |mut i| async move {
+        (i.read_vlong().await, i)
+    })
+    .await;
+    for cap in CAPACITIES {
+        for (bytes, value) in [(&two_to_63, 1 << 63), (&max, u64::MAX)] {
+            let mut input = AsyncBufferedInput::with_capacity(cap, Cursor::new(bytes.clone()));
+            assert_eq!(input.read_varint_u64().await.unwrap(), value, "cap {cap}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn overlong_vlong_is_invalid_data() {
     let bytes = [0x80; 11];
@@ -305,6 +335,10 @@ async fn overlong_vlong_is_invalid_data() {
     let beyond_64 = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02];
     assert_malformed(&beyond_64, ErrorKind::InvalidData, |mut i| async move {
         (i.read_zlong().await, i)
+    })
+    .await;
+    assert_malformed(&beyond_64, ErrorKind::InvalidData, |mut i| async move {
+        (i.read_varint_u64().await, i)
     })
     .await;
 }

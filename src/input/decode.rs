@@ -21,10 +21,14 @@ use crate::fetch::Fetch;
 /// The most bytes a Lucene vint takes; its 5th byte carries the top 4 bits.
 const VINT_MAX_LEN: usize = 5;
 const VINT_LAST_BITS: u32 = 4;
-/// The most bytes a vlong takes here: 10, so that every `u64` (and every zig-zag `i64`)
-/// fits; its 10th byte carries the top bit. Lucene's own vlongs (at most 9 bytes) decode too.
-const VLONG_MAX_LEN: usize = 10;
-const VLONG_LAST_BITS: u32 = 1;
+/// The most bytes a Lucene vlong takes: 9, for 63 bits, as `readVLong` reads it (it rejects
+/// negative values, which would need a 10th byte).
+const VLONG_MAX_LEN: usize = 9;
+const VLONG_LAST_BITS: u32 = 7;
+/// The most bytes any `u64` takes: 10, the 10th carrying the top bit. Zig-zag vlongs (Lucene's
+/// `readZLong`) and `read_varint_u64` use it.
+const VARINT64_MAX_LEN: usize = 10;
+const VARINT64_LAST_BITS: u32 = 1;
 /// How many bytes bulk reads decode per step when the values are not all in the window.
 const BULK_STEP: usize = 4096;
 
@@ -335,23 +339,67 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         )
     }
 
-    /// Reads a vlong: 1 to 10 bytes, 7 bits per byte, low groups first. Lucene's own vlongs
-    /// (non-negative, at most 9 bytes) decode, and so does every `u64` in 10 bytes.
+    /// Reads a Lucene vlong: 1 to 9 bytes, 7 bits per byte, low groups first, a value below
+    /// 2^63. As strict as Lucene's `readVLong`, which rejects as corrupt the 10-byte encodings
+    /// of larger values; [`read_varint_u64`](Self::read_varint_u64) reads those.
     ///
     /// # Errors
     ///
-    /// `InvalidData` (naming the position) if the 10th byte has bits beyond the 64th or a
-    /// continuation bit; `UnexpectedEof` if the data ends inside the vlong; the source's own
-    /// error if it fails. The position is unchanged after an error.
+    /// `InvalidData` (naming the position) if the 9th byte has a continuation bit;
+    /// `UnexpectedEof` if the data ends inside the vlong; the source's own error kind if it
+    /// fails. The position is unchanged after an error.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: if the future is dropped before it completes, nothing is consumed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use async_buffered_input::AsyncBufferedInput;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]; // 2^63 - 1
+    /// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(max.to_vec()));
+    /// assert_eq!(input.read_vlong().await?, i64::MAX as u64);
+    ///
+    /// let two_to_63 = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01];
+    /// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(two_to_63.to_vec()));
+    /// let err = input.read_vlong().await.unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    /// assert_eq!(input.read_varint_u64().await?, 1 << 63);
+    /// # Ok(())
+    /// # }
+    /// ```
     #[inline]
     pub fn read_vlong(&mut self) -> impl Future<Output = io::Result<u64>> + use<'_, F> {
         ReadFuture::new(
             self,
             VarintRead::<VLONG_MAX_LEN, VLONG_LAST_BITS, u64, _>::new("read_vlong", |v| v),
+        )
+    }
+
+    /// Reads a varint of up to 10 bytes: any `u64`, 7 bits per byte, low groups first (the
+    /// encoding protobuf uses for `uint64`). Wider than [`read_vlong`](Self::read_vlong), which
+    /// is as strict as Lucene's `readVLong`: use this one for data that is not a Lucene index.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidData` (naming the position) if the 10th byte has bits beyond the 64th or a
+    /// continuation bit; `UnexpectedEof` if the data ends inside the varint; the source's own
+    /// error kind if it fails. The position is unchanged after an error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: if the future is dropped before it completes, nothing is consumed.
+    #[inline]
+    pub fn read_varint_u64(&mut self) -> impl Future<Output = io::Result<u64>> + use<'_, F> {
+        ReadFuture::new(
+            self,
+            VarintRead::<VARINT64_MAX_LEN, VARINT64_LAST_BITS, u64, _>::new(
+                "read_varint_u64",
+                |v| v,
+            ),
         )
     }
 
@@ -388,7 +436,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     pub fn read_zlong(&mut self) -> impl Future<Output = io::Result<i64>> + use<'_, F> {
         ReadFuture::new(
             self,
-            VarintRead::<VLONG_MAX_LEN, VLONG_LAST_BITS, i64, _>::new(
+            VarintRead::<VARINT64_MAX_LEN, VARINT64_LAST_BITS, i64, _>::new(
                 "read_zlong",
                 zigzag_decode,
             ),
@@ -478,7 +526,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
 /// [`poll_peek_varint`](AsyncBufferedInput::poll_peek_varint).
 #[derive(Debug, Default)]
 struct Gather {
-    bytes: [u8; VLONG_MAX_LEN],
+    bytes: [u8; VARINT64_MAX_LEN],
     n: usize,
     /// A refill at the next byte has started and not finished.
     filling: bool,
@@ -799,6 +847,7 @@ mod tests {
             for len in [0, 1, 5, 7, 8, 9, 10, 16] {
                 agrees::<VINT_MAX_LEN, VINT_LAST_BITS>(&bytes[..len])?;
                 agrees::<VLONG_MAX_LEN, VLONG_LAST_BITS>(&bytes[..len])?;
+                agrees::<VARINT64_MAX_LEN, VARINT64_LAST_BITS>(&bytes[..len])?;
             }
         }
     }
@@ -818,6 +867,7 @@ mod tests {
                 bytes.resize(16, 0xaa);
                 agrees::<VINT_MAX_LEN, VINT_LAST_BITS>(&bytes).unwrap();
                 agrees::<VLONG_MAX_LEN, VLONG_LAST_BITS>(&bytes).unwrap();
+                agrees::<VARINT64_MAX_LEN, VARINT64_LAST_BITS>(&bytes).unwrap();
             }
         }
     }
