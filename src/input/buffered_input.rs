@@ -71,11 +71,6 @@ use crate::stats::Stats;
 /// # Ok(())
 /// # }
 /// ```
-// Layout: `repr(C)` puts the fields a window hit reads first (`window`: the buffer's pointer and
-// length, `filled`, `start`; then `pos`) and `align(64)` keeps them in one cache line wherever
-// the input lives, so a window hit's speed does not depend on where the caller's future sits
-// (BENCHMARKS.md, "Layout").
-#[repr(C, align(64))]
 pub struct AsyncBufferedInput<F> {
     // The source's bytes at hand, at most `capacity` of them (`debug_assert_invariants`). `pos`
     // is independent of the window: when the window holds the bytes at `pos` they are served
