@@ -13,7 +13,12 @@
 //!   tokio `BufReader` (the goal's baseline);
 //! - `tokio_bufreader/read_u32` (ints) and `tokio_bufreader/read_exact` (strings: vint length by
 //!   `read_u8`, then one `read_exact`), tokio's best shape, for reference;
-//! - `floor/slice`: the same decoder, synchronous, over a `&[u8]`, for reference.
+//! - `floor/slice`: the same decoder, synchronous, over a `&[u8]`, for reference;
+//! - `ours/view` (vints, and 100-byte records): the synchronous view of the window
+//!   (`AsyncBufferedInput::view`), one `.await` per refill (`fill`), not per value; against
+//!   `std_bufreader/...`, a synchronous `std::io::BufReader` over the same bytes (vints decoded
+//!   from its buffer, `fill_buf`, byte by byte only where one straddles its end; records by
+//!   `read_exact`).
 //!
 //! Timed by `support/clock.rs`: the bench thread's CPU time (`ABI_BENCH_CLOCK=wall` for wall
 //! time). Run: `cargo bench --bench decode`.
@@ -26,7 +31,8 @@ use std::io::Cursor;
 use std::time::Duration;
 
 use async_buffered_input::fetch::StreamFetch;
-use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{AsyncBufferedInput, WindowView};
+use bytes::Buf;
 use clock::Clock;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
@@ -314,6 +320,113 @@ fn slice_strings(data: &[u8]) -> u64 {
     sum
 }
 
+/// Vints through the window's synchronous view: one `.await` per refill, not per value.
+async fn view_vints(data: &[u8], count: usize) -> u64 {
+    let mut input = ours(data);
+    let (mut sum, mut left) = (0u64, count);
+    while left > 0 {
+        {
+            let mut view = input.view();
+            while left > 0 {
+                match view.try_read_vint().unwrap() {
+                    Some(v) => {
+                        sum = sum.wrapping_add(u64::from(v));
+                        left -= 1;
+                    }
+                    None => break,
+                }
+            }
+        }
+        if left > 0 {
+            input.fill(5).await.unwrap();
+        }
+    }
+    sum
+}
+
+/// Vints from a synchronous `std::io::BufReader`, decoded from its buffer (`fill_buf`) while
+/// whole ones are there, and byte by byte where one straddles the buffer's end.
+fn std_vints(data: &[u8], count: usize) -> u64 {
+    use std::io::{BufRead, Read};
+    let mut reader = std::io::BufReader::with_capacity(WINDOW, Cursor::new(data));
+    let (mut sum, mut left) = (0u64, count);
+    while left > 0 {
+        let buf = reader.fill_buf().unwrap();
+        let mut at = 0;
+        while left > 0 && buf.len() - at >= 5 {
+            sum = sum.wrapping_add(slice_varint(buf, &mut at));
+            left -= 1;
+        }
+        reader.consume(at);
+        if left > 0 {
+            // Fewer than 5 bytes buffered: the next one may straddle; take it a byte at a time.
+            let (mut value, mut shift) = (0u64, 0);
+            loop {
+                let mut b = [0u8; 1];
+                reader.read_exact(&mut b).unwrap();
+                value |= u64::from(b[0] & 0x7f) << shift;
+                shift += 7;
+                if b[0] & 0x80 == 0 {
+                    break;
+                }
+            }
+            sum = sum.wrapping_add(value);
+            left -= 1;
+        }
+    }
+    sum
+}
+
+const RECORD: usize = 100;
+
+/// 100-byte records through the view: copied out of the window by a synchronous loop (in a
+/// function of its own, as a decoder of a block would be), one `.await` per refill.
+async fn view_records(data: &[u8]) -> u64 {
+    /// Takes whole records from `view` while they are there, at most `left`.
+    fn take(view: &mut WindowView<'_>, left: &mut usize, sum: &mut u64) {
+        let mut record = [0u8; RECORD];
+        while *left > 0 && view.remaining() >= RECORD {
+            view.copy_to_slice(&mut record);
+            *sum = sum.wrapping_add(u64::from(record[0]));
+            *left -= 1;
+        }
+    }
+    let mut input = ours(data);
+    let (mut sum, mut left) = (0u64, data.len() / RECORD);
+    while left > 0 {
+        take(&mut input.view(), &mut left, &mut sum);
+        if left > 0 {
+            input.fill(RECORD).await.unwrap();
+        }
+    }
+    sum
+}
+
+/// 100-byte records, one awaited `read_bytes` each.
+async fn ours_records(data: &[u8]) -> u64 {
+    let mut input = ours(data);
+    let mut record = [0u8; RECORD];
+    let mut sum = 0u64;
+    for _ in 0..data.len() / RECORD {
+        input.read_bytes(&mut record).await.unwrap();
+        sum = sum.wrapping_add(u64::from(record[0]));
+    }
+    sum
+}
+
+/// 100-byte records from a synchronous `std::io::BufReader`, `read_exact` each.
+fn std_records(data: &[u8]) -> u64 {
+    use std::io::Read;
+    let mut reader = std::io::BufReader::with_capacity(WINDOW, Cursor::new(data));
+    let mut record = [0u8; RECORD];
+    let mut sum = 0u64;
+    for _ in 0..data.len() / RECORD {
+        reader.read_exact(&mut record).unwrap();
+        sum = sum.wrapping_add(u64::from(record[0]));
+    }
+    sum
+}
+
 fn configure(group: &mut criterion::BenchmarkGroup<'_, Clock>) {
     group
         .sample_size(10)
@@ -332,6 +445,8 @@ fn decode(c: &mut Criterion<Clock>) {
     let expected = slice_varints(&vints, VINTS);
     assert_eq!(rt.block_on(ours_vints(&vints, VINTS)), expected);
     assert_eq!(rt.block_on(bytewise_varints(&vints, VINTS)), expected);
+    assert_eq!(rt.block_on(view_vints(&vints, VINTS)), expected);
+    assert_eq!(std_vints(&vints, VINTS), expected);
     let expected = slice_varints(&vlongs, VLONGS);
     assert_eq!(rt.block_on(ours_vlongs(&vlongs, VLONGS)), expected);
     assert_eq!(rt.block_on(bytewise_varints(&vlongs, VLONGS)), expected);
@@ -356,6 +471,30 @@ fn decode(c: &mut Criterion<Clock>) {
     });
     group.bench_function(BenchmarkId::new("floor", "slice"), |b| {
         b.iter(|| slice_varints(&vints, VINTS))
+    });
+    group.bench_function(BenchmarkId::new("ours", "view"), |b| {
+        b.iter(|| rt.block_on(view_vints(&vints, VINTS)))
+    });
+    group.bench_function(BenchmarkId::new("std_bufreader", "fill_buf"), |b| {
+        b.iter(|| std_vints(&vints, VINTS))
+    });
+    group.finish();
+
+    let records: Vec<u8> = (0..INTS * 4).map(|i| (i * 31 % 251) as u8).collect();
+    let expected = std_records(&records);
+    assert_eq!(rt.block_on(view_records(&records)), expected);
+    assert_eq!(rt.block_on(ours_records(&records)), expected);
+    let mut group = c.benchmark_group("decode/record100");
+    configure(&mut group);
+    group.throughput(Throughput::Elements((records.len() / RECORD) as u64));
+    group.bench_function(BenchmarkId::new("ours", "view"), |b| {
+        b.iter(|| rt.block_on(view_records(&records)))
+    });
+    group.bench_function(BenchmarkId::new("ours", "read_bytes"), |b| {
+        b.iter(|| rt.block_on(ours_records(&records)))
+    });
+    group.bench_function(BenchmarkId::new("std_bufreader", "read_exact"), |b| {
+        b.iter(|| std_records(&records))
     });
     group.finish();
 

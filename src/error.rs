@@ -4,6 +4,7 @@
 use std::error::Error as StdError;
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 
 /// What went wrong, and where, when an input operation failed.
 ///
@@ -37,6 +38,7 @@ use std::io;
 /// ```
 #[derive(Debug)]
 pub struct InputError {
+    resource: Option<Arc<str>>,
     op: &'static str,
     position: u64,
     amount: Amount,
@@ -57,6 +59,13 @@ pub(crate) enum Amount {
 }
 
 impl InputError {
+    /// What the input reads, as it describes itself (a path, a URL, "slice NAME [a..b) of
+    /// PATH"), if it does: see
+    /// [`AsyncBufferedInput::resource`](crate::AsyncBufferedInput::resource).
+    pub fn resource(&self) -> Option<&str> {
+        self.resource.as_deref()
+    }
+
     /// The operation that failed, such as `"read_bytes"` or `"read_vint"`.
     pub fn operation(&self) -> &'static str {
         self.op
@@ -97,6 +106,9 @@ impl fmt::Display for ByteCount {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(resource) = &self.resource {
+            write!(f, "{resource}: ")?;
+        }
         f.write_str(self.op)?;
         match self.amount {
             Amount::Exact(n) => write!(f, " of {}", ByteCount(n))?,
@@ -124,6 +136,98 @@ impl fmt::Display for InputError {
 impl StdError for InputError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         self.source.as_ref().map(|e| e as &(dyn StdError + 'static))
+    }
+}
+
+/// Bytes that are not what their format requires, like Lucene's `CorruptIndexException`: which
+/// resource, where, what was expected and what was found. The payload of an `InvalidData`
+/// [`io::Error`].
+///
+/// The codec checks of [`codec`](crate::codec) raise it, and so can a format of your own, with
+/// [`AsyncBufferedInput::corrupt`](crate::AsyncBufferedInput::corrupt) (which fills in the
+/// input's resource and position) or [`CorruptError::new`]:
+///
+/// ```
+/// use async_buffered_input::{AsyncBufferedInput, CorruptError};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(vec![9u8]))
+///     .with_resource("_0.tip");
+/// let version = input.read_byte().await.unwrap();
+/// let err = input.corrupt_at(0, "version 1 or 2", format!("version {version}"));
+/// assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+/// assert_eq!(
+///     err.to_string(),
+///     "_0.tip: corrupt at position 0: expected version 1 or 2, found version 9"
+/// );
+/// let corrupt = err.get_ref().unwrap().downcast_ref::<CorruptError>().unwrap();
+/// assert_eq!(corrupt.resource(), Some("_0.tip"));
+/// # }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CorruptError {
+    resource: Option<String>,
+    position: u64,
+    expected: String,
+    found: String,
+}
+
+impl CorruptError {
+    /// `resource` holds, at `position`, something else than `expected`: `found`.
+    pub fn new(
+        resource: Option<String>,
+        position: u64,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        Self {
+            resource,
+            position,
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+
+    /// The file, slice or object, as its input describes itself.
+    pub fn resource(&self) -> Option<&str> {
+        self.resource.as_deref()
+    }
+
+    /// Where the corrupt bytes start.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// What the format requires there.
+    pub fn expected(&self) -> &str {
+        &self.expected
+    }
+
+    /// What is there instead.
+    pub fn found(&self) -> &str {
+        &self.found
+    }
+}
+
+impl fmt::Display for CorruptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(resource) = &self.resource {
+            write!(f, "{resource}: ")?;
+        }
+        write!(
+            f,
+            "corrupt at position {}: expected {}, found {}",
+            self.position, self.expected, self.found
+        )
+    }
+}
+
+impl StdError for CorruptError {}
+
+impl From<CorruptError> for io::Error {
+    fn from(e: CorruptError) -> Self {
+        io::Error::new(io::ErrorKind::InvalidData, e)
     }
 }
 
@@ -176,9 +280,17 @@ impl Error {
         }
     }
 
-    /// The public error: `op`, which started at `position` asking for `amount`, failed so.
-    pub(crate) fn into_io(self, op: &'static str, position: u64, amount: Amount) -> io::Error {
+    /// The public error: `op` on `resource`, which started at `position` asking for `amount`,
+    /// failed so.
+    pub(crate) fn into_io(
+        self,
+        resource: Option<&Arc<str>>,
+        op: &'static str,
+        position: u64,
+        amount: Amount,
+    ) -> io::Error {
         let mut payload = InputError {
+            resource: resource.cloned(),
             op,
             position,
             amount,
@@ -234,12 +346,13 @@ mod tests {
 
     #[test]
     fn messages_count_bytes_in_words_and_name_the_cause_once() {
-        let e = Error::eof(0).into_io("read_byte", 5, Amount::Exact(1));
+        let e = Error::eof(0).into_io(None, "read_byte", 5, Amount::Exact(1));
         assert_eq!(
             e.to_string(),
             "read_byte of 1 byte at position 5 went past the end: only 0 bytes available"
         );
         let e = Error::InvalidInput("offset -6 from 5 is before 0".into()).into_io(
+            None,
             "seek",
             5,
             Amount::None,
@@ -249,12 +362,13 @@ mod tests {
             "seek at position 5: offset -6 from 5 is before 0"
         );
         let cause = io::Error::new(io::ErrorKind::ConnectionReset, "peer went away");
-        let e = Error::from(cause).into_io("read_vint", 3, Amount::UpTo(5));
+        let resource: Arc<str> = Arc::from("/data/_0.tim");
+        let e = Error::from(cause).into_io(Some(&resource), "read_vint", 3, Amount::UpTo(5));
         assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
         assert_eq!(
             chain(&e),
             [
-                "read_vint of up to 5 bytes at position 3 failed in the source",
+                "/data/_0.tim: read_vint of up to 5 bytes at position 3 failed in the source",
                 "peer went away"
             ]
         );
@@ -264,7 +378,7 @@ mod tests {
     fn a_step_counts_what_came_before_it() {
         let e = Error::eof(2)
             .after(4096)
-            .into_io("read_u32_into", 8, Amount::Exact(8000));
+            .into_io(None, "read_u32_into", 8, Amount::Exact(8000));
         let payload = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
         assert_eq!(payload.available(), Some(4098));
         assert_eq!(payload.position(), 8);

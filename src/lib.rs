@@ -70,12 +70,13 @@
     rust_2018_idioms
 )]
 
+pub mod codec;
 mod error;
 pub mod fetch;
 mod input;
 pub mod source;
 mod stats;
 
-pub use error::InputError;
-pub use input::AsyncBufferedInput;
+pub use error::{CorruptError, InputError};
+pub use input::{AsyncBufferedInput, WindowView};
 pub use stats::Stats;

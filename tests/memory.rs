@@ -1,27 +1,27 @@
 //! What inputs and the values they hand out keep alive, measured by a counting allocator.
 //!
-//! The allocator counts the bytes live per thread (the tests run on a current-thread runtime,
-//! so everything they measure allocates and frees on the test's thread), which keeps tests
-//! running in parallel out of each other's numbers.
+//! The allocator counts the bytes live in the whole process and the highest count since the
+//! last reset, so it sees what the blocking pool and spawned tasks allocate too; the tests
+//! take turns (`ONE_AT_A_TIME`) so that they do not see each other's bytes.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::Cursor;
+use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
+use async_buffered_input::fetch::ReadAhead;
 use async_buffered_input::AsyncBufferedInput;
 
 struct Counting;
 
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-}
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
 
 fn add(n: isize) {
-    // `try_with`: a thread being torn down has no counter left; its frees are not measured.
-    let _ = LIVE.try_with(|live| live.set(live.get() + n));
+    let live = LIVE.fetch_add(n, Relaxed) + n;
+    PEAK.fetch_max(live, Relaxed);
 }
 
-// SAFETY: every call is forwarded to the system allocator unchanged; the counter only observes.
+// SAFETY: every call is forwarded to the system allocator unchanged; the counters only observe.
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -52,9 +52,18 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// Bytes live on this thread now.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Bytes live now, and resets the peak to it.
 fn live() -> isize {
-    LIVE.with(Cell::get)
+    let live = LIVE.load(Relaxed);
+    PEAK.store(live, Relaxed);
+    live
+}
+
+/// The most bytes live since the last `live()`.
+fn peak() -> isize {
+    PEAK.load(Relaxed)
 }
 
 /// Finding 6 of the fault-injection report: 1,000 kept 4-byte values from `read_bytes_owned`
@@ -62,6 +71,7 @@ fn live() -> isize {
 /// results are copied now: what a result keeps alive is at most 4x its length.
 #[tokio::test(flavor = "current_thread")]
 async fn small_owned_reads_do_not_keep_their_windows_alive() {
+    let _turn = ONE_AT_A_TIME.lock().await;
     const CAPACITY: usize = 8192;
     const VALUES: usize = 1000;
     let data: Vec<u8> = (0..(VALUES * (CAPACITY + 4)) as u64)
@@ -100,4 +110,66 @@ async fn small_owned_reads_do_not_keep_their_windows_alive() {
         quarter.len()
     );
     assert_eq!(&quarter[..], &data[..CAPACITY / 4]);
+}
+
+/// The documented bound: an input over a file with read-ahead holds at most its window and
+/// the read-ahead's chunks while it reads; at the end it holds no chunks; `release` gives back
+/// the window too. Over many inputs, that is what thousands of open segment files cost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_input_keeps_at_most_its_window_and_no_chunks_at_the_end() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    const FILES: usize = 20;
+    const LEN: usize = 3 << 20;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data: Vec<u8> = (0..LEN as u64).map(|i| (i * 7 % 251) as u8).collect();
+    let mut paths = Vec::new();
+    for i in 0..FILES {
+        let path = dir.path().join(format!("_{i}.fdt"));
+        std::fs::write(&path, &data).unwrap();
+        paths.push(path);
+    }
+    drop(data);
+    let mut inputs = Vec::new();
+    for path in &paths {
+        inputs.push(AsyncBufferedInput::open(path).await.unwrap());
+    }
+    let read_ahead = inputs[0].fetch().read_ahead().expect("open reads ahead");
+    let capacity = inputs[0].capacity();
+    let bound = (capacity + read_ahead.memory_bound()) as isize;
+    // Slack for what the runtime and the inputs' own structs allocate.
+    let slack = 64 * 1024;
+
+    let before = live();
+    for input in &mut inputs {
+        let mut buf = [0u8; 100];
+        while input.position() < LEN as u64 {
+            let n = buf.len().min(LEN - input.position() as usize);
+            input.read_bytes(&mut buf[..n]).await.unwrap();
+        }
+    }
+    let peak = peak() - before;
+    let held = live() - before;
+    assert!(
+        held <= FILES as isize * capacity as isize + slack,
+        "{FILES} inputs read to the end hold {held} bytes; their windows are {capacity} each"
+    );
+    // One input reads at a time: at most one input's bound in chunks on top of the windows.
+    assert!(
+        peak <= FILES as isize * capacity as isize + bound + slack,
+        "peak {peak} bytes while reading; bound per input {bound}"
+    );
+    assert_eq!(read_ahead, ReadAhead::default());
+
+    for input in &mut inputs {
+        input.release();
+    }
+    let released = live() - before;
+    assert!(released <= slack, "{released} bytes held after release");
+    // A released input still reads.
+    inputs[3].seek_to(10);
+    assert_eq!(
+        inputs[3].read_byte().await.unwrap(),
+        70,
+        "byte 10 is 10 * 7 % 251"
+    );
 }

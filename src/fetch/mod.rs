@@ -75,6 +75,7 @@ impl<S: crate::source::PositionalSource> IntoFetch for PositionalFetch<S> {
 /// The seam itself, sealed: reachable in the crate, unnameable outside it.
 pub(crate) mod seam {
     use std::io;
+    use std::sync::Arc;
     use std::task::{Context, Poll};
 
     use tokio::io::ReadBuf;
@@ -101,6 +102,14 @@ pub(crate) mod seam {
 
         /// Completed reads: read calls on an underlying stream, fetches of a positional source.
         fn reads(&self) -> u64;
+
+        /// What the fetcher reads, for errors (a path, a URL), if it knows.
+        fn resource(&self) -> Option<Arc<str>> {
+            None
+        }
+
+        /// Gives back what the fetcher holds beyond what it needs to go on (read-ahead chunks).
+        fn release(&mut self) {}
 
         /// Seeks started on an underlying stream (0 for positional sources).
         fn seeks(&self) -> u64 {

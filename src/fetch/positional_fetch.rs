@@ -206,6 +206,19 @@ impl<S: PositionalSource> PositionalFetch<S> {
         }
     }
 
+    /// Sets the view's length, known from elsewhere (a file's, asked when it was opened).
+    pub(crate) fn set_length(&mut self, length: u64) {
+        if self.slice_len.is_none() {
+            self.length = Some(length.saturating_sub(self.base));
+        }
+    }
+
+    /// Drops every chunk and request, and the spare chunk buffer.
+    fn release_held(&mut self) {
+        self.discard_requests();
+        self.spare = Bytes::new();
+    }
+
     /// How many requests are in flight or completed and not yet consumed.
     #[cfg(test)]
     pub(crate) fn requests_in_flight(&self) -> usize {
@@ -419,8 +432,14 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
         at: u64,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
         let fetched = ready!(self.poll_fetch_uncounted(cx, at, buf));
         self.reads += 1;
+        let end = at.saturating_add((buf.filled().len() - before) as u64);
+        if fetched.is_ok() && self.length.is_some_and(|length| end >= length) {
+            // The end: nothing ahead is worth keeping.
+            self.release_held();
+        }
         Poll::Ready(fetched)
     }
 
@@ -449,6 +468,15 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
 
     fn reads(&self) -> u64 {
         self.reads
+    }
+
+    fn resource(&self) -> Option<Arc<str>> {
+        self.source.resource().map(Arc::from)
+    }
+
+    fn release(&mut self) {
+        self.release_held();
+        self.source.release_buffers();
     }
 }
 

@@ -3,11 +3,13 @@ use std::future::{poll_fn, Future};
 use std::io::{self, SeekFrom};
 use std::ops::Range;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, ReadBuf};
 
+use super::checksum::Checksum;
 use super::window::Window;
 use super::window_read::{ReadFuture, WindowRead};
 use crate::error::{Amount, Error};
@@ -47,8 +49,17 @@ use crate::stats::Stats;
 ///
 /// A read either completes or leaves [`position`](Self::position) where it was: a read past the
 /// end, a source error or a dropped future consumes nothing, and the input stays usable. Every
-/// error names the operation, the position it started at and the lengths involved
-/// ([`InputError`](crate::InputError)).
+/// error names the input's [`resource`](Self::resource), the operation, the position it started
+/// at and the lengths involved ([`InputError`](crate::InputError)).
+///
+/// # Memory
+///
+/// An input holds its window, at most [`capacity`](Self::capacity) bytes, allocated at the
+/// first read. Over a [`PositionalFetch`](crate::fetch::PositionalFetch) with
+/// [`ReadAhead`](crate::fetch::ReadAhead), it also holds at most
+/// [`memory_bound`](crate::fetch::ReadAhead::memory_bound) bytes of chunks, received or in
+/// flight, and none once a read reached the end. [`release`](Self::release) gives both back at
+/// any time; the next read allocates again.
 ///
 /// # Examples
 ///
@@ -78,18 +89,23 @@ pub struct AsyncBufferedInput<F> {
     // makes every read all-or-nothing: a read works on offsets and only moves `pos` once it has
     // all its bytes. `pos` is the input's only position: fetchers are asked for bytes at an
     // offset and keep no position of their own in step with it.
-    window: Window,
-    pos: u64,
+    pub(super) window: Window,
+    pub(super) pos: u64,
     capacity: usize,
     // `stats.bytes_from_window` leaves out the window reads since the position was last *set*
     // (by `move_to`): window hits only advance `pos`, and `stats()` adds `pos - window_mark`.
     // Invariant: `window_mark <= pos`, and between two `move_to`s `pos` only moves forward by
     // bytes handed out of the window.
-    stats: Stats,
+    pub(super) stats: Stats,
     window_mark: u64,
     // A `SeekFrom::End` started through `AsyncSeek` before the length was known.
     end_seek: Option<EndSeek>,
-    fetch: F,
+    // The CRC32 of the bytes consumed since `start_checksum`, folded in the slow paths only
+    // (`checksum.rs`); boxed, so that an input that does not checksum stays small.
+    pub(super) checksum: Option<Box<Checksum>>,
+    // What the input reads, for errors: a path, a URL, "slice NAME [a..b) of PATH".
+    pub(super) resource: Option<Arc<str>>,
+    pub(super) fetch: F,
 }
 
 /// `read_bytes_owned` shares the window's buffer with results of at least `capacity /
@@ -148,6 +164,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
                 "AsyncBufferedInput capacity must be at least 1 byte, got 0",
             ));
         }
+        let fetch = source.into_fetch();
         Ok(Self {
             window: Window::new(),
             pos: 0,
@@ -155,7 +172,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             stats: Stats::default(),
             window_mark: 0,
             end_seek: None,
-            fetch: source.into_fetch(),
+            checksum: None,
+            resource: fetch.resource(),
+            fetch,
         })
     }
 
@@ -266,17 +285,17 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     pub async fn read_bytes_owned(&mut self, len: usize) -> io::Result<Bytes> {
         const OP: &str = "read_bytes_owned";
         let at = self.pos;
-        let fail = |e: Error| e.into_io(OP, at, Amount::Exact(len as u64));
+        let amount = Amount::Exact(len as u64);
         if len == 0 {
             return Ok(Bytes::new());
         }
         if len <= self.capacity {
             poll_fn(|cx| self.poll_fill_at(cx, at, len))
                 .await
-                .map_err(fail)?;
+                .map_err(|e| self.error(e, OP, at, amount))?;
             let available = self.window_at(at).len();
             if available < len {
-                return Err(fail(Error::eof(available as u64)));
+                return Err(self.error(Error::eof(available as u64), OP, at, amount));
             }
             if len < self.capacity / SHARE_FRACTION {
                 let copy = Bytes::copy_from_slice(&self.window_at(at)[..len]);
@@ -284,23 +303,31 @@ impl<F: Fetch> AsyncBufferedInput<F> {
                 return Ok(copy);
             }
             // Hand out the window's prefix up to the end of the request; the window keeps the
-            // bytes after it (and allocates a new buffer at its next refill).
+            // bytes after it (and allocates a new buffer at its next refill). What it hands out
+            // leaves the window: checksum it first (the window holds it: no I/O).
+            if self.checksum.is_some() {
+                poll_fn(|cx| self.poll_fold_until(cx, at + len as u64))
+                    .await
+                    .map_err(|e| self.error(e, OP, at, amount))?;
+            }
             let end = (at - self.window.start()) as usize + len;
             let head = self.window.split_to(end);
             self.finish_read(at, len, 0);
             self.debug_assert_invariants();
             return Ok(head.slice(end - len..));
         }
-        let length = poll_fn(|cx| self.poll_length(cx)).await.map_err(fail)?;
+        let length = poll_fn(|cx| self.poll_length(cx))
+            .await
+            .map_err(|e| self.error(e, OP, at, amount))?;
         let available = length.saturating_sub(at);
         if available < len as u64 {
-            return Err(fail(Error::eof(available)));
+            return Err(self.error(Error::eof(available), OP, at, amount));
         }
         let mut out = vec![0u8; len];
         let mut exact = ReadExact::default();
         poll_fn(|cx| self.poll_read_exact_at(cx, at, &mut out, &mut exact))
             .await
-            .map_err(fail)?;
+            .map_err(|e| self.error(e, OP, at, amount))?;
         self.finish_read(at, len, exact.direct);
         Ok(Bytes::from(out))
     }
@@ -310,9 +337,14 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// A target inside the window is served from it by the next read; any other target is
     /// fetched by the next read. Seeking past the end is allowed; the next read then fails with
     /// `UnexpectedEof`.
+    ///
+    /// While [checksumming](Self::start_checksum), a seek forward includes the bytes it skips in
+    /// the checksum (they are read when the checksum is next folded), and a seek back makes the
+    /// next [`checksum`](Self::checksum) fail, as in Lucene.
     #[inline]
     pub fn seek_to(&mut self, pos: u64) {
         self.end_seek = None;
+        self.note_seek(pos);
         self.move_to(pos);
     }
 
@@ -323,13 +355,12 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// `InvalidInput` if the new position would overflow a `u64`; the position is unchanged.
     pub fn skip_bytes(&mut self, n: u64) -> io::Result<()> {
         let Some(pos) = self.pos.checked_add(n) else {
-            return Err(
-                Error::InvalidInput(format!("skipping {n} bytes overflows the position")).into_io(
-                    "skip_bytes",
-                    self.pos,
-                    Amount::None,
-                ),
-            );
+            return Err(self.error(
+                Error::InvalidInput(format!("skipping {n} bytes overflows the position")),
+                "skip_bytes",
+                self.pos,
+                Amount::None,
+            ));
         };
         self.seek_to(pos);
         Ok(())
@@ -356,7 +387,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         let at = self.pos;
         poll_fn(|cx| self.poll_length(cx))
             .await
-            .map_err(|e| e.into_io("length", at, Amount::None))
+            .map_err(|e| self.error(e, "length", at, Amount::None))
     }
 
     /// The length, if it is known without I/O: asked before, or known from the start (a slice).
@@ -396,6 +427,52 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         stats
     }
 
+    /// What the input reads, as errors name it: a path for a file opened with
+    /// [`open`](Self::open) or a [`FileSource`](crate::source::FileSource), a URL for an object,
+    /// "slice NAME [a..b) of PARENT" for a [slice](Self::slice_named); `None` for a stream unless
+    /// set with [`with_resource`](Self::with_resource).
+    pub fn resource(&self) -> Option<&str> {
+        self.resource.as_deref()
+    }
+
+    /// Names what the input reads, for its errors (builder style).
+    #[must_use]
+    pub fn with_resource(mut self, resource: impl Into<Arc<str>>) -> Self {
+        self.resource = Some(resource.into());
+        self
+    }
+
+    /// A corruption error for a format read from this input: at `position` of this input's
+    /// resource, `expected` was required and `found` is there. An `InvalidData`
+    /// [`io::Error`] carrying a [`CorruptError`](crate::CorruptError).
+    pub fn corrupt_at(
+        &self,
+        position: u64,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> io::Error {
+        crate::CorruptError::new(
+            self.resource.as_deref().map(str::to_owned),
+            position,
+            expected,
+            found,
+        )
+        .into()
+    }
+
+    /// [`corrupt_at`](Self::corrupt_at) the position.
+    pub fn corrupt(&self, expected: impl Into<String>, found: impl Into<String>) -> io::Error {
+        self.corrupt_at(self.pos, expected, found)
+    }
+
+    /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks), keeping
+    /// the position: the next read allocates and fetches again. For inputs kept open but idle.
+    pub fn release(&mut self) {
+        self.fold_window();
+        self.window.release();
+        self.fetch.release();
+    }
+
     /// The fetcher: for a [`PositionalFetch`](crate::fetch::PositionalFetch), the source and
     /// the read-ahead.
     pub fn fetch(&self) -> &F {
@@ -409,6 +486,11 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     }
 
     // ----- crate helpers -----
+
+    /// The public error of `op` at `at`, naming this input's resource.
+    pub(super) fn error(&self, e: Error, op: &'static str, at: u64, amount: Amount) -> io::Error {
+        e.into_io(self.resource.as_ref(), op, at, amount)
+    }
 
     /// The window's bytes from offset `at` on; empty when `at` is outside the window.
     #[inline]
@@ -454,12 +536,22 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             if self.window_at(at).len() >= need {
                 return Poll::Ready(Ok(()));
             }
+            // What leaves the window is checksummed first.
+            if self.checksum.is_some() {
+                ready!(self.poll_fold_until(cx, at))?;
+            }
             self.window.keep(at);
             self.debug_assert_invariants();
             let end = self.window.end();
             let mut spare = ReadBuf::new(self.window.spare(self.capacity));
             let room = spare.remaining();
-            let n = ready!(fetch(&mut self.fetch, &mut self.stats, cx, end, &mut spare))?;
+            let n = ready!(fetch_counted(
+                &mut self.fetch,
+                &mut self.stats,
+                cx,
+                end,
+                &mut spare
+            ))?;
             self.window.commit(n);
             tracing::trace!(at = end, requested = room, read = n, "window refill");
             if n == 0 {
@@ -496,6 +588,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             return Poll::Ready(Ok(()));
         }
         if rest.len() >= self.capacity {
+            if self.checksum.is_some() {
+                ready!(self.poll_fold_until(cx, from)).map_err(|e| e.after(have as u64))?;
+            }
             return self
                 .poll_read_direct(cx, from, rest, &mut state.direct)
                 .map_err(|e| e.after(have as u64));
@@ -555,8 +650,17 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         while *done < dst.len() {
             let at = from + *done as u64;
             let mut buf = ReadBuf::new(&mut dst[*done..]);
-            let n = ready!(fetch(&mut self.fetch, &mut self.stats, cx, at, &mut buf))?;
+            let n = ready!(fetch_counted(
+                &mut self.fetch,
+                &mut self.stats,
+                cx,
+                at,
+                &mut buf
+            ))?;
             tracing::trace!(at, requested = dst.len() - *done, read = n, "direct read");
+            if let Some(checksum) = self.checksum.as_deref_mut() {
+                checksum.fold(at, &dst[*done..*done + n], self.pos);
+            }
             if n == 0 {
                 return Poll::Ready(Err(Error::eof(*done as u64)));
             }
@@ -569,7 +673,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
 /// One fetch of the bytes at `at` into `buf`, counted: how many came. At or past a known end,
 /// none, and nothing is asked.
 #[inline]
-fn fetch<F: Fetch>(
+pub(super) fn fetch_counted<F: Fetch>(
     fetch: &mut F,
     stats: &mut Stats,
     cx: &mut Context<'_>,
@@ -698,16 +802,24 @@ impl<F: Fetch> AsyncRead for AsyncBufferedInput<F> {
     ) -> Poll<io::Result<()>> {
         let me = self.get_mut();
         let at = me.pos;
-        let room = buf.remaining() as u64;
-        let fail = |e: Error| e.into_io("poll_read", at, Amount::UpTo(room));
+        let amount = Amount::UpTo(buf.remaining() as u64);
         if me.window_at(at).is_empty() {
             if buf.remaining() >= me.capacity {
-                let n = ready!(fetch(&mut me.fetch, &mut me.stats, cx, at, buf)).map_err(fail)?;
+                if me.checksum.is_some() {
+                    ready!(me.poll_fold_until(cx, at))
+                        .map_err(|e| me.error(e, "poll_read", at, amount))?;
+                }
+                let before = buf.filled().len();
+                let n = ready!(fetch_counted(&mut me.fetch, &mut me.stats, cx, at, buf))
+                    .map_err(|e| me.error(e, "poll_read", at, amount))?;
                 tracing::trace!(at, read = n, "direct read");
+                if let Some(checksum) = me.checksum.as_deref_mut() {
+                    checksum.fold(at, &buf.filled()[before..], me.pos);
+                }
                 me.finish_read(at, n, n);
                 return Poll::Ready(Ok(()));
             }
-            ready!(me.poll_fill_at(cx, at, 1)).map_err(fail)?;
+            ready!(me.poll_fill_at(cx, at, 1)).map_err(|e| me.error(e, "poll_read", at, amount))?;
         }
         let held = me.window_at(at);
         let n = held.len().min(buf.remaining());
@@ -725,7 +837,7 @@ impl<F: Fetch> AsyncBufRead for AsyncBufferedInput<F> {
         let at = me.pos;
         if me.window_at(at).is_empty() {
             ready!(me.poll_fill_at(cx, at, 1))
-                .map_err(|e| e.into_io("poll_fill_buf", at, Amount::None))?;
+                .map_err(|e| me.error(e, "poll_fill_buf", at, Amount::None))?;
         }
         Poll::Ready(Ok(me.window_at(at)))
     }
@@ -753,6 +865,7 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
         me.end_seek = None;
         let base = match position {
             SeekFrom::Start(target) => {
+                me.note_seek(target);
                 me.move_to(target);
                 return Ok(());
             }
@@ -768,7 +881,8 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
                 }
             },
         };
-        let target = seek_target(me.pos, base.0, base.1)?;
+        let target = seek_target(me.resource.as_ref(), me.pos, base.0, base.1)?;
+        me.note_seek(target);
         me.move_to(target);
         Ok(())
     }
@@ -782,8 +896,9 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
                 let length = ready!(me.fetch.poll_length(cx));
                 me.end_seek = None;
                 let length =
-                    length.map_err(|e| Error::Source(e).into_io("seek", me.pos, Amount::None))?;
-                let target = seek_target(me.pos, length, offset)?;
+                    length.map_err(|e| me.error(Error::Source(e), "seek", me.pos, Amount::None))?;
+                let target = seek_target(me.resource.as_ref(), me.pos, length, offset)?;
+                me.note_seek(target);
                 me.move_to(target);
             } else {
                 me.end_seek = None; // abandoned: the position moved since
@@ -795,18 +910,19 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
 
 /// `base + offset`, or `InvalidInput` (naming the position `pos` the seek started from) if that
 /// is before 0 or past `u64::MAX`.
-fn seek_target(pos: u64, base: u64, offset: i64) -> io::Result<u64> {
+fn seek_target(resource: Option<&Arc<str>>, pos: u64, base: u64, offset: i64) -> io::Result<u64> {
     base.checked_add_signed(offset).ok_or_else(|| {
         Error::InvalidInput(format!(
             "offset {offset} from {base} is outside 0..=u64::MAX"
         ))
-        .into_io("seek", pos, Amount::None)
+        .into_io(resource, "seek", pos, Amount::None)
     })
 }
 
 impl<F: fmt::Debug> fmt::Debug for AsyncBufferedInput<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AsyncBufferedInput")
+            .field("resource", &self.resource)
             .field("fetch", &self.fetch)
             .field("position", &self.pos)
             .field("window", &(self.window.start()..self.window.end()))

@@ -19,22 +19,22 @@ use crate::error::{Amount, Error};
 use crate::fetch::Fetch;
 
 /// The most bytes a Lucene vint takes; its 5th byte carries the top 4 bits.
-const VINT_MAX_LEN: usize = 5;
-const VINT_LAST_BITS: u32 = 4;
+pub(super) const VINT_MAX_LEN: usize = 5;
+pub(super) const VINT_LAST_BITS: u32 = 4;
 /// The most bytes a Lucene vlong takes: 9, for 63 bits, as `readVLong` reads it (it rejects
 /// negative values, which would need a 10th byte).
-const VLONG_MAX_LEN: usize = 9;
-const VLONG_LAST_BITS: u32 = 7;
+pub(super) const VLONG_MAX_LEN: usize = 9;
+pub(super) const VLONG_LAST_BITS: u32 = 7;
 /// The most bytes any `u64` takes: 10, the 10th carrying the top bit. Zig-zag vlongs (Lucene's
 /// `readZLong`) and `read_varint_u64` use it.
-const VARINT64_MAX_LEN: usize = 10;
-const VARINT64_LAST_BITS: u32 = 1;
+pub(super) const VARINT64_MAX_LEN: usize = 10;
+pub(super) const VARINT64_LAST_BITS: u32 = 1;
 /// How many bytes bulk reads decode per step when the values are not all in the window.
 const BULK_STEP: usize = 4096;
 
 /// What a slice holds at the start of a varint.
 #[derive(Debug, PartialEq, Eq)]
-enum Varint {
+pub(super) enum Varint {
     /// A whole varint of `len` bytes.
     Done { value: u64, len: usize },
     /// The slice ends before the varint does.
@@ -47,7 +47,7 @@ enum Varint {
 /// the last) of at most `max_len` bytes, whose last possible byte may carry only `last_bits`
 /// bits.
 #[inline]
-fn decode_varint(bytes: &[u8], max_len: usize, last_bits: u32) -> Varint {
+pub(super) fn decode_varint(bytes: &[u8], max_len: usize, last_bits: u32) -> Varint {
     let mut value = 0u64;
     for (i, &b) in bytes.iter().take(max_len).enumerate() {
         let shift = 7 * i as u32;
@@ -80,7 +80,7 @@ fn decode_varint(bytes: &[u8], max_len: usize, last_bits: u32) -> Varint {
 /// The stop byte is the first without its high bit; the 7-bit groups before it are then packed
 /// together by three mask-and-shift steps (pairs, quads, octets).
 #[inline(always)]
-fn decode_varint_fast<const MAX_LEN: usize, const LAST_BITS: u32>(
+pub(super) fn decode_varint_fast<const MAX_LEN: usize, const LAST_BITS: u32>(
     bytes: &[u8],
 ) -> Option<(u64, usize)> {
     const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
@@ -105,7 +105,7 @@ fn decode_varint_fast<const MAX_LEN: usize, const LAST_BITS: u32>(
 }
 
 #[inline]
-fn zigzag_decode(n: u64) -> i64 {
+pub(super) fn zigzag_decode(n: u64) -> i64 {
     (n >> 1) as i64 ^ -((n & 1) as i64)
 }
 
@@ -169,8 +169,12 @@ macro_rules! bulk_read {
                 poll_fn(|cx| self.poll_read_exact_at(cx, at + done as u64, bytes, &mut exact))
                     .await
                     .map_err(|e| {
-                        e.after(done as u64)
-                            .into_io(stringify!($name), at, Amount::Exact(total as u64))
+                        self.error(
+                            e.after(done as u64),
+                            stringify!($name),
+                            at,
+                            Amount::Exact(total as u64),
+                        )
                     })?;
                 for (value, chunk) in values.iter_mut().zip(bytes.chunks_exact(N)) {
                     let mut b = [0u8; N];
@@ -188,6 +192,10 @@ macro_rules! bulk_read {
 
 /// Typed reads: fixed-width integers, varints and strings, as Lucene's `DataInput` writes them.
 impl<F: Fetch> AsyncBufferedInput<F> {
+    fixed_width_read!(
+        /// Reads a byte as signed (Lucene's `readByte`, a Java `byte`).
+        read_i8, i8, from_be_bytes
+    );
     fixed_width_read!(
         /// Reads a big-endian `u16` (Lucene 8 `readShort`, unsigned).
         read_u16, u16, from_be_bytes

@@ -134,6 +134,13 @@ impl Window {
         head
     }
 
+    /// Gives back the buffer; the window then holds nothing, at its current start.
+    pub(super) fn release(&mut self) {
+        self.buf = BytesMut::new();
+        self.filled = 0;
+        self.debug_assert_invariants();
+    }
+
     fn debug_assert_invariants(&self) {
         debug_assert!(
             self.filled <= self.buf.len(),

@@ -99,6 +99,6 @@ fn poll_slow<F: Fetch, Op: WindowRead<F>>(
     op.poll_slow(slow.get_or_insert_with(Default::default), input, cx)
         .map_err(|e| {
             let (name, amount) = op.op();
-            e.into_io(name, input.position(), amount)
+            input.error(e, name, input.position(), amount)
         })
 }

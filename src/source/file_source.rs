@@ -297,6 +297,16 @@ impl PositionalSource for FileSource {
         0
     }
 
+    /// The path.
+    fn resource(&self) -> Option<String> {
+        Some(self.path.display().to_string())
+    }
+
+    /// Drops the buffers kept from recent answers.
+    fn release_buffers(&self) {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
     /// The file's current length (one `fstat` on the blocking pool).
     fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
         let file = Arc::clone(&self.file);

@@ -254,6 +254,11 @@ impl PositionalSource for ObjectStoreSource {
         }
     }
 
+    /// The URL.
+    fn resource(&self) -> Option<String> {
+        Some(self.url.clone())
+    }
+
     /// The length from the `HEAD` at open (no request).
     fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
         ready(Ok(self.length))

@@ -50,4 +50,14 @@ pub trait PositionalSource: Send + Sync + 'static {
         let _ = (offset, buf);
         0
     }
+
+    /// What the source reads, as errors should name it: a path, a URL. `None` (the default)
+    /// if it has no name.
+    fn resource(&self) -> Option<String> {
+        None
+    }
+
+    /// Gives back buffers the source keeps for reuse, if it keeps some (the default keeps
+    /// none). Inputs call it when they [release](crate::AsyncBufferedInput::release) their own.
+    fn release_buffers(&self) {}
 }

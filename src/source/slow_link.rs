@@ -123,6 +123,16 @@ impl<S: PositionalSource> PositionalSource for SlowLink<S> {
         Ok(data)
     }
 
+    /// The inner source's name.
+    fn resource(&self) -> Option<String> {
+        self.inner.resource()
+    }
+
+    /// The inner source's.
+    fn release_buffers(&self) {
+        self.inner.release_buffers();
+    }
+
     /// The inner source's length, after one round trip.
     async fn len(&self) -> io::Result<u64> {
         let issued = Instant::now();

@@ -23,36 +23,14 @@ if ! [[ $seed =~ ^-?[0-9]+$ ]]; then
 fi
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-
-for tool in java javac; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "error: '$tool' not found; install a JDK (e.g. apt-get install openjdk-17-jdk-headless)" >&2
-        exit 1
-    fi
-done
-
-jar=${LUCENE_CORE_JAR:-}
-if [[ -z $jar ]]; then
-    for candidate in /usr/share/java/lucene-core-8*.jar /usr/share/java/lucene-core.jar; do
-        if [[ -f $candidate ]]; then
-            jar=$candidate
-            break
-        fi
-    done
-fi
-if [[ -z $jar || ! -f $jar ]]; then
-    echo "error: lucene-core 8.x jar not found (looked in /usr/share/java/lucene-core-8*.jar)." >&2
-    echo "       Install the Debian package 'liblucene8-java' (apt-get install liblucene8-java)," >&2
-    echo "       or set LUCENE_CORE_JAR=/path/to/lucene-core-8.x.jar" >&2
-    exit 1
-fi
+source "$here/lib.sh"
+find_lucene
+jar=$LUCENE_CORE_JAR
 
 mkdir -p "$outdir"
 
-classes=$(mktemp -d "${TMPDIR:-/tmp}/lucene-vectors.XXXXXX")
+classes=$(compile_java "$here/WriteVectors.java")
 trap 'rm -rf "$classes"' EXIT
-
-javac -nowarn -encoding UTF-8 -cp "$jar" -d "$classes" "$here/WriteVectors.java"
 java -cp "$jar:$classes" WriteVectors "$seed" \
     "$outdir/lucene-vectors.bin" "$outdir/lucene-vectors.txt"
 

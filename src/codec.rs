@@ -1,0 +1,391 @@
+//! Lucene's codec framing (`CodecUtil`): the header every index file starts with, the index
+//! header that ties a file to its segment, the footer that ends it with a CRC32, and the sets
+//! and maps of strings segment files hold.
+//!
+//! Parse and verify a file in one pass: start checksumming where the file starts, read the
+//! header, the body, then [`check_footer`]: its CRC is the one of every byte consumed before it.
+//!
+//! ```
+//! use async_buffered_input::codec;
+//! use async_buffered_input::AsyncBufferedInput;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! // A header for codec "demo", version 3, then 2 bytes of body, then the footer.
+//! let mut file = Vec::new();
+//! file.extend_from_slice(&codec::CODEC_MAGIC.to_be_bytes());
+//! file.push(4);
+//! file.extend_from_slice(b"demo");
+//! file.extend_from_slice(&3u32.to_be_bytes());
+//! file.extend_from_slice(&[7, 8]);
+//! file.extend_from_slice(&codec::FOOTER_MAGIC.to_be_bytes());
+//! file.extend_from_slice(&0u32.to_be_bytes());
+//! let crc = crc32fast::hash(&file);
+//! file.extend_from_slice(&u64::from(crc).to_be_bytes());
+//!
+//! let mut input = AsyncBufferedInput::new(std::io::Cursor::new(file));
+//! input.start_checksum();
+//! assert_eq!(codec::check_header(&mut input, "demo", 1, 3).await?, 3);
+//! assert_eq!(input.read_u16().await?, 0x0708);
+//! assert_eq!(codec::check_footer(&mut input).await?, crc);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Every check fails with an `InvalidData` error carrying a [`CorruptError`](crate::CorruptError): the resource,
+//! the position, what was expected and what was found, like Lucene's `CorruptIndexException`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+
+use crate::fetch::Fetch;
+use crate::AsyncBufferedInput;
+
+/// The first 4 bytes of every Lucene index file (`CodecUtil.CODEC_MAGIC`).
+pub const CODEC_MAGIC: u32 = 0x3fd7_6c17;
+/// The first 4 bytes of every footer: the codec magic, bit-inverted.
+pub const FOOTER_MAGIC: u32 = !CODEC_MAGIC;
+/// The length of a footer: magic, algorithm id, CRC32 as a long.
+pub const FOOTER_LENGTH: u64 = 16;
+/// The length of segment and commit ids (`StringHelper.ID_LENGTH`).
+pub const ID_LENGTH: usize = 16;
+
+/// What an index header holds beyond the codec and version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexHeader {
+    /// The codec version.
+    pub version: u32,
+    /// The segment or commit id.
+    pub id: [u8; ID_LENGTH],
+    /// The suffix (a generation in base 36 for `segments_N`, often empty).
+    pub suffix: String,
+}
+
+/// Reads a codec header (`CodecUtil.checkHeader`): the magic, the codec's name, and its
+/// version, which must lie in `min_version..=max_version`. Returns the version.
+///
+/// # Errors
+///
+/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a wrong magic, codec name or version; the read's
+/// own error if the data ends or the source fails.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: a header read in part stays read; seek back to its start to read it again.
+pub async fn check_header<F: Fetch>(
+    input: &mut AsyncBufferedInput<F>,
+    codec: &str,
+    min_version: u32,
+    max_version: u32,
+) -> io::Result<u32> {
+    let at = input.position();
+    let magic = input.read_u32().await?;
+    if magic != CODEC_MAGIC {
+        return Err(input.corrupt_at(
+            at,
+            format!("the codec header magic {CODEC_MAGIC:#010x}"),
+            format!("{magic:#010x}"),
+        ));
+    }
+    check_header_no_magic(input, codec, min_version, max_version).await
+}
+
+/// [`check_header`] after the magic, for readers that read it themselves.
+///
+/// # Errors
+///
+/// As [`check_header`].
+///
+/// # Cancel safety
+///
+/// As [`check_header`].
+pub async fn check_header_no_magic<F: Fetch>(
+    input: &mut AsyncBufferedInput<F>,
+    codec: &str,
+    min_version: u32,
+    max_version: u32,
+) -> io::Result<u32> {
+    let at = input.position();
+    let name = input.read_string().await?;
+    if name != codec {
+        return Err(input.corrupt_at(at, format!("codec {codec:?}"), format!("codec {name:?}")));
+    }
+    let at = input.position();
+    let version = input.read_u32().await?;
+    if !(min_version..=max_version).contains(&version) {
+        return Err(input.corrupt_at(
+            at,
+            format!("a {codec} version in {min_version}..={max_version}"),
+            format!("version {version}"),
+        ));
+    }
+    Ok(version)
+}
+
+/// Reads an index header (`CodecUtil.writeIndexHeader`'s layout): a codec header, then the id
+/// and the suffix, whatever they are.
+///
+/// # Errors
+///
+/// As [`check_header`].
+///
+/// # Cancel safety
+///
+/// As [`check_header`].
+pub async fn read_index_header<F: Fetch>(
+    input: &mut AsyncBufferedInput<F>,
+    codec: &str,
+    min_version: u32,
+    max_version: u32,
+) -> io::Result<IndexHeader> {
+    let version = check_header(input, codec, min_version, max_version).await?;
+    let mut id = [0u8; ID_LENGTH];
+    input.read_bytes(&mut id).await?;
+    let at = input.position();
+    let len = input.read_byte().await?;
+    let suffix = input.read_bytes_owned(usize::from(len)).await?;
+    let suffix = String::from_utf8(suffix.to_vec())
+        .map_err(|_| input.corrupt_at(at, "an ASCII suffix", format!("bytes {suffix:02x?}")))?;
+    Ok(IndexHeader {
+        version,
+        id,
+        suffix,
+    })
+}
+
+/// Reads and checks an index header (`CodecUtil.checkIndexHeader`): the codec header, then the
+/// `id` and `suffix` the file must carry. Returns the version.
+///
+/// # Errors
+///
+/// As [`check_header`], and for an id or suffix other than the expected ones.
+///
+/// # Cancel safety
+///
+/// As [`check_header`].
+pub async fn check_index_header<F: Fetch>(
+    input: &mut AsyncBufferedInput<F>,
+    codec: &str,
+    min_version: u32,
+    max_version: u32,
+    id: &[u8; ID_LENGTH],
+    suffix: &str,
+) -> io::Result<u32> {
+    let at = input.position();
+    let header = read_index_header(input, codec, min_version, max_version).await?;
+    if &header.id != id {
+        return Err(input.corrupt_at(
+            at,
+            format!("id {}", hex(id)),
+            format!("id {}", hex(&header.id)),
+        ));
+    }
+    if header.suffix != suffix {
+        return Err(input.corrupt_at(
+            at,
+            format!("suffix {suffix:?}"),
+            format!("suffix {:?}", header.suffix),
+        ));
+    }
+    Ok(header.version)
+}
+
+/// Reads the footer and checks it (`CodecUtil.checkFooter`): it must start where the input is,
+/// end the file, carry the footer magic and algorithm 0, and its CRC32 must be the input's
+/// [`checksum`](AsyncBufferedInput::checksum) of every byte before the CRC. Returns the CRC.
+///
+/// Start checksumming at the start of the file
+/// ([`start_checksum`](AsyncBufferedInput::start_checksum)) and read the whole file before.
+///
+/// # Errors
+///
+/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a misplaced or malformed footer or a CRC that
+/// differs; `InvalidInput` if the input is not checksumming from 0 or a seek went back; the
+/// source's own error kind if it fails.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: a footer read in part stays read.
+pub async fn check_footer<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
+    validate_footer(input).await?;
+    let actual = input.checksum().await?;
+    let expected = read_crc(input).await?;
+    if expected != actual {
+        return Err(input.corrupt_at(
+            input.position() - 8,
+            format!("checksum {expected:#010x}, as the footer says"),
+            format!("checksum {actual:#010x} (hardware problem?)"),
+        ));
+    }
+    Ok(actual)
+}
+
+/// Reads the CRC32 a file's footer holds (`CodecUtil.retrieveChecksum`), checking the footer's
+/// structure but not the bytes: seeks to the footer and leaves the input after it.
+///
+/// # Errors
+///
+/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a file shorter than a footer or a malformed one;
+/// the source's own error kind if it fails.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: the position may be anywhere in the footer.
+pub async fn retrieve_checksum<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
+    let length = input.length().await?;
+    if length < FOOTER_LENGTH {
+        return Err(input.corrupt_at(
+            0,
+            format!("at least a footer ({FOOTER_LENGTH} bytes)"),
+            format!("a file of {length} bytes (truncated?)"),
+        ));
+    }
+    input.seek_to(length - FOOTER_LENGTH);
+    validate_footer(input).await?;
+    read_crc(input).await
+}
+
+/// Verifies a whole file (`CodecUtil.checksumEntireFile`): the CRC32 of every byte but the last
+/// 8 must be the one its footer holds. Reads the file in large steps, at memory speed for
+/// cached files, and leaves the position where it was. Returns the CRC.
+///
+/// # Errors
+///
+/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a file shorter than a footer, a malformed footer
+/// or a CRC that differs; the source's own error kind if it fails.
+///
+/// # Cancel safety
+///
+/// Cancel safe: the position is only restored at the end, and nothing is consumed.
+pub async fn checksum_entire_file<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
+    let position = input.position();
+    let length = input.length().await?;
+    let result = async {
+        let stored = retrieve_checksum(input).await?;
+        let actual = input.crc32_of(0..length - 8).await?;
+        if actual != stored {
+            return Err(input.corrupt_at(
+                length - 8,
+                format!("checksum {stored:#010x}, as the footer says"),
+                format!("checksum {actual:#010x} (hardware problem?)"),
+            ));
+        }
+        Ok(actual)
+    }
+    .await;
+    input.seek_to(position);
+    result
+}
+
+/// Reads a set of strings as Lucene's `DataOutput.writeSetOfStrings` writes it: a vint count,
+/// then the strings.
+///
+/// # Errors
+///
+/// As [`read_string`](AsyncBufferedInput::read_string), and `InvalidData` for a count larger
+/// than the bytes left could hold.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: strings read before the future is dropped stay read.
+pub async fn read_set_of_strings<F: Fetch>(
+    input: &mut AsyncBufferedInput<F>,
+) -> io::Result<BTreeSet<String>> {
+    let count = read_count(input, 1).await?;
+    let mut set = BTreeSet::new();
+    for _ in 0..count {
+        set.insert(input.read_string().await?);
+    }
+    Ok(set)
+}
+
+/// Reads a map of strings as Lucene's `DataOutput.writeMapOfStrings` writes it: a vint count,
+/// then each key and its value.
+///
+/// # Errors
+///
+/// As [`read_set_of_strings`].
+///
+/// # Cancel safety
+///
+/// As [`read_set_of_strings`].
+pub async fn read_map_of_strings<F: Fetch>(
+    input: &mut AsyncBufferedInput<F>,
+) -> io::Result<BTreeMap<String, String>> {
+    let count = read_count(input, 2).await?;
+    let mut map = BTreeMap::new();
+    for _ in 0..count {
+        let key = input.read_string().await?;
+        let value = input.read_string().await?;
+        map.insert(key, value);
+    }
+    Ok(map)
+}
+
+/// A vint count of entries of at least `min_bytes` each, checked against what is left.
+async fn read_count<F: Fetch>(
+    input: &mut AsyncBufferedInput<F>,
+    min_bytes: u64,
+) -> io::Result<u32> {
+    let at = input.position();
+    let count = input.read_vint().await?;
+    let left = input.length().await?.saturating_sub(input.position());
+    if u64::from(count) * min_bytes > left {
+        return Err(input.corrupt_at(
+            at,
+            format!(
+                "at most {} entries in the {left} bytes left",
+                left / min_bytes
+            ),
+            format!("a count of {count}"),
+        ));
+    }
+    Ok(count)
+}
+
+/// Checks the footer's place and its first two fields (`CodecUtil.validateFooter`).
+async fn validate_footer<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<()> {
+    let at = input.position();
+    let remaining = input.length().await?.saturating_sub(at);
+    if remaining != FOOTER_LENGTH {
+        let what = if remaining < FOOTER_LENGTH {
+            "truncated"
+        } else {
+            "extended"
+        };
+        return Err(input.corrupt_at(
+            at,
+            format!("the {FOOTER_LENGTH}-byte footer here, at the end"),
+            format!("{remaining} bytes left (file {what}?)"),
+        ));
+    }
+    let magic = input.read_u32().await?;
+    if magic != FOOTER_MAGIC {
+        return Err(input.corrupt_at(
+            at,
+            format!("the footer magic {FOOTER_MAGIC:#010x}"),
+            format!("{magic:#010x}"),
+        ));
+    }
+    let algorithm = input.read_u32().await?;
+    if algorithm != 0 {
+        return Err(input.corrupt_at(
+            at + 4,
+            "checksum algorithm 0 (CRC32)",
+            format!("algorithm {algorithm}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The CRC32 stored as a long (`CodecUtil.readCRC`): its upper 32 bits must be 0.
+async fn read_crc<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
+    let at = input.position();
+    let value = input.read_u64().await?;
+    u32::try_from(value)
+        .map_err(|_| input.corrupt_at(at, "a CRC32 (32 bits)", format!("{value:#018x}")))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

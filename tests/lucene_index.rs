@@ -1,0 +1,275 @@
+//! The `lucene_index` example against an index written by Apache Lucene 8 itself, and against
+//! corrupted copies of it.
+//!
+//! The committed fixture `tests/fixtures/lucene-index/` (the index in `index/`, and in
+//! `expected.txt` Lucene's own reading of its commit) was written by
+//! `tests/lucene/WriteIndex.java` (`tests/lucene/generate-index.sh SEED DIR`). Set
+//! `LUCENE_INDEX_DIR` to a freshly written one instead: `.ci/run` does, with a new seed each
+//! run.
+//!
+//! The example binary is built once per test run with `cargo build --example lucene_index` (a
+//! no-op when `cargo test` has just built it), in the same target folder and profile.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn example() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        // This test runs from <target>/<profile>/deps/.
+        let exe = std::env::current_exe().expect("the test's own path");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("<target>/<profile>");
+        let target_dir = profile_dir.parent().expect("<target>");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "async-buffered-input",
+                "--example",
+                "lucene_index",
+                "--target-dir",
+            ])
+            .arg(target_dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        if profile_dir
+            .file_name()
+            .is_some_and(|name| name == "release")
+        {
+            build.arg("--release");
+        }
+        if cfg!(feature = "object-store") {
+            build.args(["--features", "object-store"]);
+        }
+        assert!(
+            build.status().expect("cargo runs").success(),
+            "building the example failed"
+        );
+        let bin = profile_dir
+            .join("examples")
+            .join(format!("lucene_index{}", std::env::consts::EXE_SUFFIX));
+        assert!(bin.is_file(), "{} was not built", bin.display());
+        bin
+    })
+}
+
+/// The folder with `index/` and `expected.txt`.
+fn fixture_dir() -> PathBuf {
+    match std::env::var_os("LUCENE_INDEX_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lucene-index"),
+    }
+}
+
+fn index_dir() -> PathBuf {
+    fixture_dir().join("index")
+}
+
+fn run(dir: &Path) -> Output {
+    Command::new(example())
+        .arg(dir)
+        .output()
+        .expect("the example runs")
+}
+
+/// A copy of the index to corrupt.
+fn copy_of(dir: &Path) -> tempfile::TempDir {
+    let copy = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    for entry in std::fs::read_dir(dir).expect("index dir") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), copy.path().join(entry.file_name())).expect("copy");
+    }
+    copy
+}
+
+/// Lucene's own reading of the commit (`expected.txt`).
+struct Expected {
+    generation: u64,
+    segments: Vec<String>,
+    files: Vec<(String, u64)>,
+    user_data: Vec<String>,
+}
+
+fn expected(dir: &Path) -> Expected {
+    let text = std::fs::read_to_string(dir.join("expected.txt")).expect("expected.txt");
+    let mut out = Expected {
+        generation: 0,
+        segments: vec![],
+        files: vec![],
+        user_data: vec![],
+    };
+    for line in text.lines() {
+        let (kind, rest) = line.split_once(' ').expect("KIND REST");
+        match kind {
+            "generation" => out.generation = rest.parse().expect("generation"),
+            "segment" => out.segments.push(rest.to_owned()),
+            "file" => {
+                let (name, size) = rest.rsplit_once(' ').expect("NAME SIZE");
+                out.files
+                    .push((name.to_owned(), size.parse().expect("size")));
+            }
+            "userdata" => out.user_data.push(rest.to_owned()),
+            other => panic!("unknown line kind {other:?} in expected.txt"),
+        }
+    }
+    out
+}
+
+#[test]
+fn prints_the_commit_lucene_wrote_and_verifies_every_file() {
+    let dir = index_dir();
+    let expected = expected(&fixture_dir());
+    let out = run(&dir);
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = stdout.lines();
+    let first = lines.next().expect("a first line");
+    assert!(
+        first.ends_with(&format!("(generation {})", expected.generation)),
+        "{first}"
+    );
+    // Segments, exactly as Lucene reads them.
+    let segments: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("segment "))
+        .collect();
+    assert_eq!(segments, expected.segments, "{stdout}");
+    assert!(segments.len() >= 4, "several segments: {stdout}");
+    assert!(
+        segments.iter().any(|s| s.contains("compound=true")),
+        "{stdout}"
+    );
+    assert!(
+        segments.iter().any(|s| s.contains("compound=false")),
+        "{stdout}"
+    );
+    assert!(
+        segments.iter().any(|s| !s.contains("deleted=0")),
+        "deletes: {stdout}"
+    );
+    // User data, non-ASCII included.
+    let user_data: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("user data "))
+        .collect();
+    assert_eq!(user_data, expected.user_data, "{stdout}");
+    assert!(user_data.iter().any(|u| !u.is_ascii()), "{stdout}");
+    // Every file of the commit, and no other.
+    let mut files: BTreeSet<String> = stdout
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("files: "))
+        .flat_map(|l| l.split(' ').map(str::to_owned))
+        .collect();
+    let segments_file = first
+        .strip_prefix("commit ")
+        .and_then(|l| l.split(' ').next())
+        .expect("commit NAME");
+    files.insert(segments_file.to_owned());
+    let lucene_files: BTreeSet<String> = expected.files.iter().map(|(f, _)| f.clone()).collect();
+    assert_eq!(files, lucene_files);
+    assert!(
+        files.iter().any(|f| f.ends_with(".liv")),
+        "live docs (deletes): {files:?}"
+    );
+    let total: u64 = expected.files.iter().map(|(_, size)| size).sum();
+    let last = stdout.lines().last().expect("a last line");
+    assert!(
+        last.starts_with(&format!("verified {} files", files.len())),
+        "{last}"
+    );
+    assert!(last.contains(" sub-files"), "{last}");
+    let _ = total;
+}
+
+/// Runs the example on a corrupted copy: it must fail with one error line naming `names`.
+#[track_caller]
+fn fails_naming(dir: &Path, names: &[&str]) -> String {
+    let out = run(dir);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one error line: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    for name in names {
+        assert!(stderr.contains(name), "the error names {name}: {stderr}");
+    }
+    stderr
+}
+
+fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_flipped_byte_in_a_compound_sub_file_names_the_sub_file() {
+    let copy = copy_of(&index_dir());
+    let cfs = files_ending(copy.path(), ".cfs")
+        .pop()
+        .expect("a compound file");
+    let mut bytes = std::fs::read(&cfs).expect("read .cfs");
+    // The middle of the file lies inside a sub-file (between the header and the footer).
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x40;
+    std::fs::write(&cfs, &bytes).expect("write .cfs");
+    let cfs_name = cfs.file_name().unwrap().to_string_lossy().into_owned();
+    let stderr = fails_naming(copy.path(), &[&cfs_name, " in ", "checksum"]);
+    assert!(stderr.contains("corrupt"), "{stderr}");
+}
+
+#[test]
+fn a_truncated_si_names_the_file() {
+    let copy = copy_of(&index_dir());
+    let si = files_ending(copy.path(), ".si").pop().expect("a .si file");
+    let bytes = std::fs::read(&si).expect("read .si");
+    std::fs::write(&si, &bytes[..bytes.len() - 5]).expect("truncate .si");
+    let name = si.file_name().unwrap().to_string_lossy().into_owned();
+    fails_naming(copy.path(), &[&name]);
+}
+
+#[test]
+fn a_wrong_segments_checksum_names_the_file() {
+    let copy = copy_of(&index_dir());
+    let segments = files_ending(copy.path(), "")
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("segments_")
+        })
+        .expect("segments_N");
+    let mut bytes = std::fs::read(&segments).expect("read segments_N");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01; // the stored CRC's low byte
+    std::fs::write(&segments, &bytes).expect("write segments_N");
+    let name = segments.file_name().unwrap().to_string_lossy().into_owned();
+    fails_naming(copy.path(), &[&name, "checksum"]);
+}
+
+#[test]
+fn a_missing_file_names_it() {
+    let copy = copy_of(&index_dir());
+    let victim = files_ending(copy.path(), ".liv")
+        .pop()
+        .or_else(|| files_ending(copy.path(), ".cfe").pop())
+        .expect("a file to remove");
+    std::fs::remove_file(&victim).expect("remove");
+    let name = victim.file_name().unwrap().to_string_lossy().into_owned();
+    fails_naming(copy.path(), &[&name]);
+}

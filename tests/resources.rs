@@ -1,0 +1,124 @@
+//! Opening a file in one call, errors that name what they read, and slices that know their
+//! length.
+
+#[macro_use]
+mod common;
+
+use std::io::{Cursor, ErrorKind};
+use std::sync::Arc;
+
+use async_buffered_input::fetch::PositionalFetch;
+use async_buffered_input::source::MemorySource;
+use async_buffered_input::{AsyncBufferedInput, InputError};
+use common::*;
+
+fn payload(e: &std::io::Error) -> &InputError {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<InputError>())
+        .unwrap_or_else(|| panic!("no InputError in {e:?}"))
+}
+
+#[tokio::test]
+async fn open_reads_positionally_knows_the_length_and_names_the_path() {
+    let data = pattern_vec(300_000);
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let path = dir.path().join("_0.cfs");
+    std::fs::write(&path, &data).unwrap();
+
+    let mut input = AsyncBufferedInput::open(&path).await.unwrap();
+    assert_eq!(input.known_length(), Some(300_000));
+    assert_eq!(input.resource(), Some(path.display().to_string().as_str()));
+    assert!(
+        input.fetch().read_ahead().is_some(),
+        "read-ahead on sequential reads"
+    );
+    let mut all = vec![0; data.len()];
+    input.read_bytes(&mut all).await.unwrap();
+    assert_bytes(&all, &data, 0, "open + read_bytes");
+
+    // Errors name the file.
+    let e = input.read_u32().await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: read_u32 of 4 bytes at position 300000 went past the end: only 0 bytes available",
+            path.display()
+        )
+    );
+    assert_eq!(
+        payload(&e).resource(),
+        Some(path.display().to_string().as_str())
+    );
+
+    // Slices and clones, named after it; a slice of a slice names both.
+    let fdt = input.slice_named("_0.fdt", 1000, 5000).await.unwrap();
+    let mut inner = fdt.slice(10, 20).await.unwrap();
+    inner.seek_to(19);
+    let e = inner.read_u16().await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "slice [10..30) of slice _0.fdt [1000..6000) of {}: read_u16 of 2 bytes at position \
+             19 went past the end: only 1 byte available",
+            path.display()
+        )
+    );
+    let mut clone = inner.clone();
+    clone.seek_to(0);
+    assert_eq!(clone.read_byte().await.unwrap(), data[1010]);
+    assert_eq!(clone.resource(), inner.resource());
+
+    // A missing file names its path.
+    let missing = dir.path().join("_1.si");
+    let e = AsyncBufferedInput::open(&missing).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert!(e.to_string().contains("_1.si"), "{e}");
+}
+
+#[tokio::test]
+async fn a_slice_never_asks_the_length_once_it_is_known() {
+    let source = Arc::new(CountingPositional::new(MemorySource::new(pattern_vec(
+        1000,
+    ))));
+    let mut input = AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));
+    assert_eq!(input.known_length(), None);
+    // Not known: each slice asks (`&self` cannot keep the answer).
+    input.slice(0, 10).await.unwrap();
+    assert_eq!(source.length_requests(), 1);
+    // Known once asked: no more requests, from the parent, its slices or their slices.
+    assert_eq!(input.length().await.unwrap(), 1000);
+    let asked = source.length_requests();
+    let shared = Arc::new(input);
+    for i in 0..100 {
+        let slice = shared.slice(i, 10).await.unwrap();
+        assert_eq!(slice.known_length(), Some(10));
+        slice.slice(1, 5).await.unwrap();
+    }
+    assert_eq!(source.length_requests(), asked);
+    let e = shared.slice(995, 10).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        (payload(&e).position(), payload(&e).requested()),
+        (995, 10),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn streams_and_sources_name_themselves_when_asked() {
+    let mut stream = AsyncBufferedInput::new(Cursor::new(vec![1u8])).with_resource("segments_3");
+    stream.read_byte().await.unwrap();
+    let e = stream.read_byte().await.unwrap_err();
+    assert!(
+        e.to_string().starts_with("segments_3: read_byte of 1 byte"),
+        "{e}"
+    );
+    let unnamed = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![0u8; 4])));
+    assert_eq!(unnamed.resource(), None);
+    assert_eq!(
+        unnamed
+            .corrupt("magic 0x3fd76c17", "0x00000000")
+            .to_string(),
+        "corrupt at position 0: expected magic 0x3fd76c17, found 0x00000000"
+    );
+}
