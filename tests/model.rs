@@ -1,20 +1,34 @@
 //! Model-based property test: random operation sequences against a `Vec<u8>` model, over random
-//! capacities (1..=64 and 8192), file lengths (0..=3000) and sources (Cursor, Hostile with short
-//! reads + Pending, Hostile that also injects one read error and one seek error).
+//! capacities (1..=64 and 8192), file lengths (0..=3000) and every family of input:
 //!
-//! After every step (see `common::Checked`): returned data equals the model, errors occur
-//! exactly when the model says (EOF; negative seeks), `position()` equals the model position,
-//! `buffer()` holds the file bytes at the position, `window()` is consistent with both, and
-//! `stats()` agrees with the bytes handed out and with what the source saw (via `Counting`).
+//! - streams: `Cursor`; `Hostile` with short reads and `Pending`; `Hostile` that also injects a
+//!   read error and a seek error;
+//! - positional sources: memory with and without read-ahead (random chunk shapes), a source
+//!   that fails every k-th request, and one only partly at hand (page-cache-like).
+//!
+//! Operations: every read, seeks of every kind, futures polled once and dropped, the source's
+//! cursor moved behind the input's back (`get_mut` on streams; the read-ahead dropped on
+//! positional sources), clones and slices (positional). After every step (`common::Checked`):
+//! returned data equals the model, errors occur exactly when the model says (EOF; negative
+//! seeks) or are injected, every error names the position its operation started at (which is
+//! still the position), `buffer()` and `window()` agree with the model, and `stats()` agrees
+//! with the bytes handed out and, over streams, with what the stream saw (via `Counting`).
 
 mod common;
 
-use std::io::{Cursor, ErrorKind, SeekFrom};
+use std::future::Future;
+use std::io::{self, Cursor, ErrorKind, SeekFrom};
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
 
+use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
+use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use bytes::Bytes;
 use common::*;
 use proptest::prelude::*;
-use tokio::io::{AsyncRead, AsyncSeek};
+use tokio::io::{AsyncRead, AsyncSeek, AsyncSeekExt};
 
 /// A request size, resolved against the capacity at run time.
 #[derive(Clone, Debug)]
@@ -58,6 +72,15 @@ enum Op {
     Read(Size),
     FillConsume(u64),
     Length,
+    /// `read_bytes` polled once with a waker that does nothing, then dropped.
+    Dropped(Size),
+    /// The source's cursor moved behind the input's back (streams), or the read-ahead dropped
+    /// (positional sources).
+    MoveCursor(Target),
+    /// The input replaced by its clone (positional sources; a no-op on streams).
+    Clone,
+    /// The input replaced by its slice `[len * a / 1000, + rest * b / 1000)` (positional).
+    Slice(u64, u64),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +90,20 @@ enum Source {
     Hostile,
     /// Short reads + Pending + one read error + one seek error.
     HostileErrors,
+    /// Memory, with read-ahead of `chunk` bytes, `depth` at a time, if `chunk > 0`.
+    Memory {
+        chunk: usize,
+        depth: usize,
+    },
+    /// Memory behind a source that fails every `every`-th request, with read-ahead.
+    Flaky {
+        every: u64,
+        chunk: usize,
+    },
+    /// A source only partly at hand to `try_read_at`, with read-ahead if `chunk > 0`.
+    PartlyAtHand {
+        chunk: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -109,6 +146,10 @@ fn op() -> impl Strategy<Value = Op> {
         2 => size().prop_map(Op::Read),
         2 => (0u64..=1000).prop_map(Op::FillConsume),
         1 => Just(Op::Length),
+        2 => size().prop_map(Op::Dropped),
+        1 => target().prop_map(Op::MoveCursor),
+        1 => Just(Op::Clone),
+        1 => (0u64..=1000, 0u64..=1000).prop_map(|(a, b)| Op::Slice(a, b)),
     ]
 }
 
@@ -119,7 +160,12 @@ fn case() -> impl Strategy<Value = Case> {
         prop_oneof![
             Just(Source::Cursor),
             Just(Source::Hostile),
-            Just(Source::HostileErrors)
+            Just(Source::HostileErrors),
+            (prop_oneof![Just(0usize), 1usize..=300], 1usize..=4)
+                .prop_map(|(chunk, depth)| Source::Memory { chunk, depth }),
+            (2u64..=9, 1usize..=300).prop_map(|(every, chunk)| Source::Flaky { every, chunk }),
+            prop_oneof![Just(0usize), 1usize..=300]
+                .prop_map(|chunk| Source::PartlyAtHand { chunk }),
         ],
         any::<u64>(),
         0u64..=4000,
@@ -139,21 +185,76 @@ fn case() -> impl Strategy<Value = Case> {
         )
 }
 
-async fn drive<R: AsyncRead + AsyncSeek + Unpin>(
-    source: R,
-    case: &Case,
-    tolerated: Vec<ErrorKind>,
-) {
-    let data = pattern_vec(case.len);
+/// What the model does that only one family of input can, or does its own way.
+trait Family: Fetch + Sized {
+    /// Moves the source's cursor behind the input's back: through `get_mut` on a stream
+    /// (whatever the stream says is ignored: a strict one may refuse, a seek being in flight);
+    /// drops the read-ahead of a positional source.
+    async fn move_cursor(input: &mut AsyncBufferedInput<Self>, to: u64);
+
+    /// A clone (`None`) or a slice of the input, if the family has them.
+    async fn derive(
+        input: &AsyncBufferedInput<Self>,
+        slice: Option<(u64, u64)>,
+    ) -> Option<io::Result<AsyncBufferedInput<Self>>>;
+}
+
+impl<R: AsyncRead + AsyncSeek + Unpin> Family for StreamFetch<Counting<R>> {
+    async fn move_cursor(input: &mut AsyncBufferedInput<Self>, to: u64) {
+        let _ = AsyncSeekExt::seek(input.get_mut().get_mut(), SeekFrom::Start(to)).await;
+    }
+
+    async fn derive(
+        _: &AsyncBufferedInput<Self>,
+        _: Option<(u64, u64)>,
+    ) -> Option<io::Result<AsyncBufferedInput<Self>>> {
+        None
+    }
+}
+
+impl<S: PositionalSource> Family for PositionalFetch<S> {
+    async fn move_cursor(input: &mut AsyncBufferedInput<Self>, _: u64) {
+        let read_ahead = input.fetch().read_ahead();
+        input.fetch_mut().set_read_ahead(read_ahead);
+    }
+
+    async fn derive(
+        input: &AsyncBufferedInput<Self>,
+        slice: Option<(u64, u64)>,
+    ) -> Option<io::Result<AsyncBufferedInput<Self>>> {
+        Some(match slice {
+            None => Ok(input.clone()),
+            Some((offset, len)) => input.slice(offset, len).await,
+        })
+    }
+}
+
+/// Polls `future` once with a waker that does nothing, and drops it; its output if it
+/// completed.
+fn poll_once<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
+    }
+}
+
+async fn drive<F: Family>(mut t: Checked<F>, case: &Case) {
     let cap = case.cap;
-    let (source, counts) = Counting::new(source);
-    let input = AsyncBufferedInput::with_capacity(cap, source);
-    let mut t = Checked::new(input, data);
-    t.counts = Some(counts);
-    t.tolerated = tolerated;
     for (i, op) in case.ops.iter().enumerate() {
         t.label = format!("[{:?} cap {cap} len {} step {i}]", case.source, case.len);
         let len = t.len();
+        let target = |t: &Checked<F>, tg: &Target| match *tg {
+            Target::Rel(d) => (t.pos as i64 + d).max(0) as u64,
+            Target::OfLen(pm) => len * pm / 1000,
+            Target::InWindow(pm) => {
+                let w = t.input.window();
+                w.start + (w.end - w.start) * pm / 1000
+            }
+        };
         match op {
             Op::ReadBytes(s) => {
                 t.read_bytes(s.get(cap)).await;
@@ -165,14 +266,7 @@ async fn drive<R: AsyncRead + AsyncSeek + Unpin>(
                 t.read_bytes_owned(s.get(cap)).await;
             }
             Op::SeekTo(tg) | Op::SeekStart(tg) => {
-                let p = match *tg {
-                    Target::Rel(d) => (t.pos as i64 + d).max(0) as u64,
-                    Target::OfLen(pm) => len * pm / 1000,
-                    Target::InWindow(pm) => {
-                        let w = t.input.window();
-                        w.start + (w.end - w.start) * pm / 1000
-                    }
-                };
+                let p = target(&t, tg);
                 if matches!(op, Op::SeekTo(_)) {
                     t.seek_to(p);
                 } else {
@@ -195,44 +289,129 @@ async fn drive<R: AsyncRead + AsyncSeek + Unpin>(
             Op::Length => {
                 t.length().await;
             }
+            Op::Dropped(s) => {
+                let n = s.get(cap);
+                let ctx = format!("{} read_bytes({n}) polled once at {}", t.label, t.pos);
+                let mut buf = vec![0u8; n];
+                let eof = n > 0 && t.pos + n as u64 > len;
+                match poll_once(t.input.read_bytes(&mut buf)) {
+                    Some(result) => t.completed(result.map(|()| n), &buf, eof, &ctx),
+                    None => t.check(&format!("{ctx}, then dropped")),
+                }
+            }
+            Op::MoveCursor(tg) => {
+                let p = target(&t, tg);
+                F::move_cursor(&mut t.input, p).await;
+                t.check("the cursor moved behind the input's back");
+            }
+            Op::Clone => {
+                if let Some(clone) = F::derive(&t.input, None).await {
+                    let clone = clone.expect("a clone never fails");
+                    let (data, pos) = (t.data.clone(), t.pos);
+                    t.replace(clone, data, pos);
+                }
+            }
+            Op::Slice(a, b) => {
+                let offset = len * a / 1000;
+                let slice_len = (len - offset) * b / 1000;
+                if let Some(slice) = F::derive(&t.input, Some((offset, slice_len))).await {
+                    match slice {
+                        Ok(slice) => {
+                            let data =
+                                t.data[offset as usize..(offset + slice_len) as usize].to_vec();
+                            t.replace(slice, data, 0);
+                        }
+                        // Asking the source's length may fail like any request.
+                        Err(e) => assert!(t.tolerated.contains(&e.kind()), "slice: {e}"),
+                    }
+                }
+            }
         }
     }
-    assert!(
-        t.injected_seen <= 2,
-        "at most one read error and one seek error were injected, saw {}",
-        t.injected_seen
-    );
-    // The whole file, from the start, in one go (an injected error may still be pending).
+    // The whole data, from the start, in one go (an injected error may still be pending).
     t.label = format!("[{:?} cap {cap} len {} final]", case.source, case.len);
     t.seek_to(0);
     let len = t.len() as usize;
-    let mut done = false;
-    for _ in 0..3 {
+    for attempt in 0.. {
         match t.read_bytes_owned(len).await {
-            Outcome::Ok => {
-                done = true;
-                break;
-            }
-            Outcome::Injected => continue,
+            Outcome::Ok => break,
+            Outcome::Injected if attempt < 100 => continue,
             other => panic!("final full read: {other:?}"),
         }
     }
-    assert!(done, "final full read kept failing");
+}
+
+/// A memory source that fails every `every`-th request (`read_at` and `len`).
+#[derive(Debug)]
+struct Flaky {
+    inner: MemorySource,
+    every: u64,
+    calls: AtomicU64,
+}
+
+impl Flaky {
+    fn fail(&self) -> io::Result<()> {
+        if self.calls.fetch_add(1, Ordering::Relaxed) % self.every == self.every - 1 {
+            return Err(io::Error::new(HOSTILE_READ_ERROR, "injected"));
+        }
+        Ok(())
+    }
+}
+
+impl PositionalSource for Flaky {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        self.fail()?;
+        self.inner.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.fail()?;
+        self.inner.len().await
+    }
+}
+
+async fn drive_stream<R: AsyncRead + AsyncSeek + Unpin>(
+    source: R,
+    case: &Case,
+    tolerated: Vec<ErrorKind>,
+) {
+    let (source, counts) = Counting::new(source);
+    let input = AsyncBufferedInput::with_capacity(case.cap, source);
+    let mut t = Checked::new(input, pattern_vec(case.len));
+    t.counts = Some(counts);
+    t.tolerated = tolerated;
+    drive(t, case).await;
+}
+
+async fn drive_positional<S: PositionalSource>(
+    source: S,
+    chunk: usize,
+    depth: usize,
+    case: &Case,
+    tolerated: Vec<ErrorKind>,
+) {
+    let mut fetch = PositionalFetch::new(source);
+    if chunk > 0 {
+        fetch.set_read_ahead(Some(ReadAhead::new(chunk, depth)));
+    }
+    let input = AsyncBufferedInput::with_capacity(case.cap, fetch);
+    let mut t = Checked::new(input, pattern_vec(case.len));
+    t.tolerated = tolerated;
+    drive(t, case).await;
 }
 
 fn run_case(case: &Case) {
     let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .expect("runtime");
     rt.block_on(async {
         let data = pattern_vec(case.len);
         match case.source {
-            Source::Cursor => {
-                drive(Cursor::new(data), case, Vec::new()).await;
-            }
+            Source::Cursor => drive_stream(Cursor::new(data), case, Vec::new()).await,
             Source::Hostile => {
                 let src = Hostile::new(data, HostileConfig::short_and_pending(case.seed));
-                drive(src, case, Vec::new()).await;
+                drive_stream(src, case, Vec::new()).await;
             }
             Source::HostileErrors => {
                 let (k, in_start) = case.fail_seek;
@@ -249,14 +428,29 @@ fn run_case(case: &Case) {
                     ..HostileConfig::short_and_pending(case.seed)
                 };
                 let src = Hostile::new(data, cfg);
-                drive(src, case, vec![HOSTILE_READ_ERROR, HOSTILE_SEEK_ERROR]).await;
+                drive_stream(src, case, vec![HOSTILE_READ_ERROR, HOSTILE_SEEK_ERROR]).await;
+            }
+            Source::Memory { chunk, depth } => {
+                drive_positional(MemorySource::new(data), chunk, depth, case, Vec::new()).await;
+            }
+            Source::Flaky { every, chunk } => {
+                let src = Flaky {
+                    inner: MemorySource::new(data),
+                    every,
+                    calls: AtomicU64::new(0),
+                };
+                drive_positional(src, chunk, 3, case, vec![HOSTILE_READ_ERROR]).await;
+            }
+            Source::PartlyAtHand { chunk } => {
+                let src = PartlyAtHand::new(data, case.seed);
+                drive_positional(src, chunk, 2, case, Vec::new()).await;
             }
         }
     });
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
     fn model(case in case()) {
@@ -286,11 +480,29 @@ fn fixed_cases() {
         Op::SeekStart(Target::Rel(-5000)),
         Op::ReadOwned(Size::Cap(3, 2)),
         Op::Length,
+        Op::Dropped(Size::Cap(2, 3)),
+        Op::MoveCursor(Target::OfLen(500)),
+        Op::ReadBytes(Size::Cap(1, 5)),
+        Op::Clone,
+        Op::Dropped(Size::Small(3)),
+        Op::Slice(250, 500),
         Op::ReadBytes(Size::Big(3000)),
+        Op::ReadBytes(Size::Small(10)),
     ];
     for cap in [1usize, 2, 3, 16, 64, 8192] {
         for len in [0usize, 1, 17, 1000, 3000] {
-            for source in [Source::Cursor, Source::Hostile, Source::HostileErrors] {
+            for source in [
+                Source::Cursor,
+                Source::Hostile,
+                Source::HostileErrors,
+                Source::Memory { chunk: 0, depth: 1 },
+                Source::Memory { chunk: 7, depth: 3 },
+                Source::Flaky {
+                    every: 3,
+                    chunk: 64,
+                },
+                Source::PartlyAtHand { chunk: 100 },
+            ] {
                 run_case(&Case {
                     cap,
                     len,

@@ -289,10 +289,25 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     /// Keeps only the requests that serve `at` and what follows it; if none does, discards all.
-    fn retarget(&mut self, at: u64) {
+    ///
+    /// Reading ahead, a gap of at most a chunk before the first request (left by a request
+    /// that failed, or a fetch a little before the chunks) is requested on its own instead,
+    /// so the requests after it are kept: a retry asks only for what is missing.
+    fn retarget(&mut self, cx: &mut Context<'_>, at: u64) {
         self.ready = Bytes::new();
         while self.requests.front().is_some_and(|r| r.end() <= at) {
             self.requests.pop_front();
+        }
+        if let (Some(front), Some(read_ahead)) = (self.requests.front(), self.read_ahead) {
+            let gap = front.at.saturating_sub(at);
+            if gap > 0
+                && gap <= read_ahead.chunk_size() as u64
+                && self.ahead_at.is_some()
+                && self.requests.len() < read_ahead.depth()
+            {
+                let request = self.request(cx, at, gap as usize);
+                self.requests.push_front(request);
+            }
         }
         if self.requests.front().is_some_and(|r| r.at > at) {
             self.requests.clear();
@@ -504,7 +519,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 self.debug_assert_invariants();
                 return Poll::Ready(Ok(()));
             }
-            self.retarget(at);
+            self.retarget(cx, at);
             if self.requests.is_empty() {
                 if ready!(self.poll_read_now(cx, at, buf)) {
                     self.debug_assert_invariants();
@@ -557,7 +572,11 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     self.ready_at = done.at;
                 }
                 Err(e) => {
-                    self.discard_requests();
+                    // Only this request failed: the ones after it are kept for the retry,
+                    // which requests the gap it leaves (`retarget`).
+                    if self.ahead_at.is_none() {
+                        self.discard_requests();
+                    }
                     return Poll::Ready(Err(e));
                 }
             }

@@ -105,6 +105,10 @@ pub struct AsyncBufferedInput<F> {
     pub(super) checksum: Option<Box<Checksum>>,
     // What the input reads, for errors: a path, a URL, "slice NAME [a..b) of PATH".
     pub(super) resource: Option<Arc<str>>,
+    // The bytes a read straight into its caller's buffer had fetched when it failed, kept for
+    // its retry, which starts at the same offset: only the rest is fetched again. Dropped as soon
+    // as the position moves (`move_to`), on `release`, and when used.
+    salvage: Option<Salvage>,
     pub(super) fetch: F,
 }
 
@@ -112,6 +116,13 @@ pub struct AsyncBufferedInput<F> {
 /// SHARE_FRACTION` bytes, and copies smaller ones: a result keeps alive at most this many times
 /// its length.
 const SHARE_FRACTION: usize = 4;
+
+/// The bytes `[at, at + bytes.len())`, fetched by a failed read (see the `salvage` field).
+#[derive(Debug)]
+struct Salvage {
+    at: u64,
+    bytes: Vec<u8>,
+}
 
 /// A `SeekFrom::End(offset)` waiting for the length, started when the position was `from`.
 #[derive(Clone, Copy, Debug)]
@@ -174,6 +185,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             end_seek: None,
             checksum: None,
             resource: fetch.resource(),
+            salvage: None,
             fetch,
         })
     }
@@ -468,6 +480,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks), keeping
     /// the position: the next read allocates and fetches again. For inputs kept open but idle.
     pub fn release(&mut self) {
+        self.salvage = None;
         self.fold_window();
         self.window.release();
         self.fetch.release();
@@ -591,9 +604,25 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             if self.checksum.is_some() {
                 ready!(self.poll_fold_until(cx, from)).map_err(|e| e.after(have as u64))?;
             }
-            return self
-                .poll_read_direct(cx, from, rest, &mut state.direct)
-                .map_err(|e| e.after(have as u64));
+            // A failed attempt's bytes, if this is its retry.
+            if state.direct == 0 {
+                if let Some(salvage) = self.salvage.take_if(|s| s.at == from) {
+                    let n = salvage.bytes.len().min(rest.len());
+                    rest[..n].copy_from_slice(&salvage.bytes[..n]);
+                    if let Some(checksum) = self.checksum.as_deref_mut() {
+                        checksum.fold(from, &rest[..n], self.pos);
+                    }
+                    state.direct = n;
+                }
+            }
+            let read = ready!(self.poll_read_direct(cx, from, rest, &mut state.direct));
+            if read.is_err() && state.direct > 0 {
+                self.salvage = Some(Salvage {
+                    at: from,
+                    bytes: rest[..state.direct].to_vec(),
+                });
+            }
+            return Poll::Ready(read.map_err(|e| e.after(have as u64)));
         }
         ready!(self.poll_fill_at(cx, from, rest.len())).map_err(|e| e.after(have as u64))?;
         let held = self.window_at(from);
@@ -635,6 +664,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         self.stats.bytes_from_window += self.pos - self.window_mark;
         self.pos = pos;
         self.window_mark = pos;
+        self.salvage = None;
     }
 
     /// Fetches the bytes at `from + *done..` straight into `dst[*done..]` until `dst` is full.

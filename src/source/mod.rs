@@ -11,6 +11,7 @@
 //!   what the page cache holds at once on the calling thread (Linux);
 //! - [`MemorySource`]: bytes in memory, handed out without copying;
 //! - [`SlowLink`]: any source behind a simulated network link (latency and bandwidth);
+//! - [`Retrying`]: any source whose failed requests are retried, as a [`RetryPolicy`] says;
 //! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers.
 //!
 //! ```
@@ -38,6 +39,7 @@ mod memory_source;
 #[cfg(feature = "object-store")]
 mod object_store_source;
 mod positional_source;
+mod retrying;
 mod slow_link;
 mod source_error;
 
@@ -47,4 +49,5 @@ pub use memory_source::MemorySource;
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use object_store_source::ObjectStoreSource;
 pub use positional_source::PositionalSource;
+pub use retrying::{RetryPolicy, Retrying};
 pub use slow_link::SlowLink;

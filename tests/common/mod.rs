@@ -903,6 +903,9 @@ impl async_buffered_input::source::PositionalSource for PartlyAtHand {
             .min(offset.saturating_add(buf.len() as u64))
             .min(data.len() as u64);
         let n = end.saturating_sub(offset) as usize;
+        if n == 0 {
+            return 0; // a gap, or at or past the end
+        }
         buf[..n].copy_from_slice(&data[offset as usize..end as usize]);
         self.immediate_bytes.fetch_add(n as u64, Ordering::Relaxed);
         n
@@ -1038,6 +1041,36 @@ impl<F: Fetch> Checked<F> {
         self.data.len() as u64
     }
 
+    /// Goes on with another input (a clone, a slice) over `data`, at `pos`; its stats start
+    /// afresh.
+    pub fn replace(&mut self, input: AsyncBufferedInput<F>, data: Vec<u8>, pos: u64) {
+        self.input = input;
+        self.data = data;
+        self.pos = pos;
+        self.handed = 0;
+        self.counts = None;
+        self.check("replaced by a clone or a slice");
+    }
+
+    /// The model's side of an operation whose future completed outside (polled once, then
+    /// dropped): `Ok(n)` handed out the `n` bytes at the position in `got`.
+    pub fn completed(&mut self, result: io::Result<usize>, got: &[u8], eof: bool, ctx: &str) {
+        match result {
+            Ok(n) => {
+                if n > 0 {
+                    let p = self.pos as usize;
+                    assert_bytes(&got[..n], &self.data[p..p + n], self.pos, &self.ctx(ctx));
+                }
+                self.pos += n as u64;
+                self.handed += n as u64;
+                self.check(ctx);
+            }
+            Err(e) => {
+                self.on_error(e, eof, ctx);
+            }
+        }
+    }
+
     /// Bytes between the model position and the end of the file.
     pub fn avail(&self) -> u64 {
         self.len().saturating_sub(self.pos)
@@ -1092,6 +1125,15 @@ impl<F: Fetch> Checked<F> {
     /// neither tolerated nor the expected EOF.
     #[track_caller]
     fn on_error(&mut self, e: io::Error, eof_expected: bool, ctx: &str) -> Outcome {
+        // Every error names where the failed operation started: the (unchanged) position.
+        if let Some(payload) = e.get_ref().and_then(|i| i.downcast_ref::<InputError>()) {
+            assert_eq!(
+                payload.position(),
+                self.pos,
+                "the error {e} names another position than the operation's: {}",
+                self.ctx(ctx)
+            );
+        }
         if self.tolerated.contains(&e.kind()) {
             self.injected_seen += 1;
             assert_eq!(
