@@ -12,6 +12,13 @@
 //!   `seek_relative`, which keeps the buffer for in-buffer targets, for reference.
 //! - `floor/slice_copy`: copying 100 bytes out of a `&[u8]` at each offset, for reference.
 //!
+//! Group `seek_clustered`: clustered random reads, as lookups in a term index do: the 64 KiB
+//! regions of the source in a seeded random order, and in each 64 random targets (in random
+//! order), a 100-byte read at each; a fresh reader per pass for every contender. Ours refills
+//! once per region (the refill fetches the window-sized block holding the target, aligned to
+//! the window's size; checked, untimed, to be at most 1.1 refills per region); tokio's
+//! `BufReader` refills at every seek.
+//!
 //! Timed by `support/clock.rs`: the bench thread's CPU time (`ABI_BENCH_CLOCK=wall` for wall
 //! time). Run: `cargo bench --bench seek`.
 
@@ -173,9 +180,84 @@ fn seek_heavy(c: &mut Criterion<Clock>) {
     assert_eq!(ours.stats().underlying_reads, 1);
 }
 
+/// The clustered targets: every region in a random order, 64 random targets in each.
+fn clustered_offsets(seed: u64) -> Vec<u64> {
+    let mut x = seed;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let regions = DATA_LEN / WINDOW;
+    let mut order: Vec<u64> = (0..regions as u64).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    order
+        .into_iter()
+        .flat_map(|r| {
+            (0..64)
+                .map(|_| r * WINDOW as u64 + next() % (WINDOW - READ) as u64)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn clustered(c: &mut Criterion<Clock>) {
+    let data = data();
+    let offsets = clustered_offsets(0x2545_F491_4F6C_DD1D);
+    let regions = (DATA_LEN / WINDOW) as u64;
+    let rt = runtime();
+    // Untimed: the bytes, and at most 1.1 refills per region.
+    rt.block_on(async {
+        let mut ours = AsyncBufferedInput::with_capacity(WINDOW, Cursor::new(&data[..]));
+        ours_pass(&mut ours, &offsets).await;
+        let refills = ours.stats().underlying_reads;
+        assert!(
+            refills * 10 <= regions * 11,
+            "{refills} refills for {regions} regions"
+        );
+        let mut buf = [0u8; READ];
+        let mut tokio_reader = BufReader::with_capacity(WINDOW, Cursor::new(&data[..]));
+        for &at in &offsets {
+            ours.seek_to(at);
+            ours.read_bytes(&mut buf).await.unwrap();
+            assert_eq!(buf[..], data[at as usize..at as usize + READ]);
+            tokio_reader.seek(SeekFrom::Start(at)).await.unwrap();
+            tokio_reader.read_exact(&mut buf).await.unwrap();
+            assert_eq!(buf[..], data[at as usize..at as usize + READ]);
+        }
+    });
+
+    let mut group = c.benchmark_group("seek_clustered");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(offsets.len() as u64));
+    group.bench_function(BenchmarkId::new("ours", "seek_to"), |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut ours = AsyncBufferedInput::with_capacity(WINDOW, Cursor::new(&data[..]));
+                ours_pass(&mut ours, &offsets).await
+            })
+        })
+    });
+    group.bench_function(BenchmarkId::new("tokio_bufreader", "seek_start"), |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut reader = BufReader::with_capacity(WINDOW, Cursor::new(&data[..]));
+                tokio_pass(&mut reader, &offsets).await
+            })
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = clock::criterion();
-    targets = seek_heavy
+    targets = seek_heavy, clustered
 }
 criterion_main!(benches);

@@ -282,7 +282,10 @@ async fn seek_to_outside_window_costs_one_seek_and_one_read() {
         (1, 1),
         "{c0:?} -> {c1:?}"
     );
-    assert_eq!(counts.seek_log().last(), Some(&SeekFrom::Start(100_000)));
+    // A refill that does not continue the window fetches the window-sized block that holds
+    // the target, aligned to the window's size.
+    let block = 100_000 - 100_000 % WINDOW as u64;
+    assert_eq!(counts.seek_log().last(), Some(&SeekFrom::Start(block)));
     read_checked(&mut input, &data, 500).await;
     assert_eq!(counts.snapshot(), c1, "same window");
     assert_stats_match(&input, &counts, "at the end");
@@ -507,4 +510,31 @@ async fn get_mut_forces_a_seek_before_the_next_source_read() {
         Some(&SeekFrom::Start(WINDOW as u64))
     );
     assert_stats_match(&input, &counts, "at the end");
+}
+
+/// Clustered random reads: targets in random order inside one capacity-aligned region cost one
+/// refill for the region, those before the first target included (the refill fetches the
+/// aligned block); a read that continues the last fetch is not realigned.
+#[tokio::test]
+async fn clustered_reads_in_one_aligned_block_cost_one_refill() {
+    let data = pattern_vec(256 * KIB);
+    let (mut input, counts) = counted(data.clone());
+    let mut rng = Rng::new(13);
+    for region in [3u64, 1, 2] {
+        let c0 = counts.snapshot();
+        let base = region * WINDOW as u64;
+        for _ in 0..64 {
+            input.seek_to(base + rng.below(WINDOW as u64 - 100));
+            read_checked(&mut input, &data, 100).await;
+        }
+        let c1 = counts.snapshot();
+        assert_eq!(c1.reads - c0.reads, 1, "region {region}: {c0:?} -> {c1:?}");
+        assert_eq!(input.window(), base..base + WINDOW as u64);
+    }
+    // A target whose request crosses its block's end: the refill moves back only as far as it
+    // must, so the window still holds the whole request.
+    let at = 5 * WINDOW as u64 - 10;
+    input.seek_to(at);
+    read_checked(&mut input, &data, 50).await;
+    assert_eq!(input.window(), at + 50 - WINDOW as u64..at + 50);
 }

@@ -98,6 +98,9 @@ pub struct AsyncBufferedInput<F> {
     // bytes handed out of the window.
     pub(super) stats: Stats,
     window_mark: u64,
+    // Where the last fetch ended: a refill there continues a sequential read (after a read
+    // straight into a caller's buffer, too), so it is not aligned to a block.
+    pub(super) fetched_to: u64,
     // A `SeekFrom::End` started through `AsyncSeek` before the length was known.
     end_seek: Option<EndSeek>,
     // The CRC32 of the bytes consumed since `start_checksum`, folded in the slow paths only
@@ -182,6 +185,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             capacity,
             stats: Stats::default(),
             window_mark: 0,
+            fetched_to: 0,
             end_seek: None,
             checksum: None,
             resource: fetch.resource(),
@@ -535,9 +539,13 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// Makes the window hold the bytes `[at, at + need)`, or everything from `at` to the end if
     /// that is shorter (the caller tells the two apart). `need` is capped at the capacity.
     ///
-    /// If the window does not hold them, it keeps only its bytes from `at` on (none if `at` is
-    /// outside it) and fetches as much as it can hold after them, continuing short fetches
-    /// until `need` bytes are there or the source ends.
+    /// If the window does not hold them, it keeps only its bytes from the refill's start on and
+    /// fetches as much as it can hold after them, continuing short fetches until `need` bytes
+    /// are there or the source ends. A refill that continues the window (`at` inside it or at
+    /// its end) starts at `at`; one that does not (a seek elsewhere) starts at the block of
+    /// `capacity` bytes, aligned to the capacity, that holds `at` (moved back only as far as
+    /// `need` requires), so later reads anywhere in that block, before `at` too, are served
+    /// without another refill.
     pub(super) fn poll_fill_at(
         &mut self,
         cx: &mut Context<'_>,
@@ -553,7 +561,18 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             if self.checksum.is_some() {
                 ready!(self.poll_fold_until(cx, at))?;
             }
-            self.window.keep(at);
+            let continues = self.window.start() <= at && at <= self.window.end();
+            let start = if continues || at == self.fetched_to {
+                at
+            } else {
+                let block = at - at % self.capacity as u64;
+                block.max(
+                    at.saturating_add(need as u64)
+                        .saturating_sub(self.capacity as u64),
+                )
+            };
+            debug_assert!(start <= at);
+            self.window.keep(start);
             self.debug_assert_invariants();
             let end = self.window.end();
             let mut spare = ReadBuf::new(self.window.spare(self.capacity));
@@ -561,6 +580,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             let n = ready!(fetch_counted(
                 &mut self.fetch,
                 &mut self.stats,
+                &mut self.fetched_to,
                 cx,
                 end,
                 &mut spare
@@ -683,6 +703,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             let n = ready!(fetch_counted(
                 &mut self.fetch,
                 &mut self.stats,
+                &mut self.fetched_to,
                 cx,
                 at,
                 &mut buf
@@ -700,12 +721,13 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     }
 }
 
-/// One fetch of the bytes at `at` into `buf`, counted: how many came. At or past a known end,
-/// none, and nothing is asked.
+/// One fetch of the bytes at `at` into `buf`, counted, and where it ended kept in `fetched_to`:
+/// how many came. At or past a known end, none, and nothing is asked.
 #[inline]
 pub(super) fn fetch_counted<F: Fetch>(
     fetch: &mut F,
     stats: &mut Stats,
+    fetched_to: &mut u64,
     cx: &mut Context<'_>,
     at: u64,
     buf: &mut ReadBuf<'_>,
@@ -717,6 +739,7 @@ pub(super) fn fetch_counted<F: Fetch>(
     ready!(fetch.poll_fetch(cx, at, buf))?;
     let n = buf.filled().len() - before;
     stats.bytes_from_source += n as u64;
+    *fetched_to = at + n as u64;
     Poll::Ready(Ok(n))
 }
 
@@ -840,8 +863,15 @@ impl<F: Fetch> AsyncRead for AsyncBufferedInput<F> {
                         .map_err(|e| me.error(e, "poll_read", at, amount))?;
                 }
                 let before = buf.filled().len();
-                let n = ready!(fetch_counted(&mut me.fetch, &mut me.stats, cx, at, buf))
-                    .map_err(|e| me.error(e, "poll_read", at, amount))?;
+                let n = ready!(fetch_counted(
+                    &mut me.fetch,
+                    &mut me.stats,
+                    &mut me.fetched_to,
+                    cx,
+                    at,
+                    buf
+                ))
+                .map_err(|e| me.error(e, "poll_read", at, amount))?;
                 tracing::trace!(at, read = n, "direct read");
                 if let Some(checksum) = me.checksum.as_deref_mut() {
                     checksum.fold(at, &buf.filled()[before..], me.pos);

@@ -238,6 +238,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             let n = ready!(fetch_counted(
                 &mut self.fetch,
                 &mut self.stats,
+                &mut self.fetched_to,
                 cx,
                 upto,
                 &mut spare

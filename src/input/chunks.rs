@@ -64,7 +64,14 @@ impl<F: Fetch> AsyncBufferedInput<F> {
                 .min(size);
             let mut read_buf = ReadBuf::new(&mut buf[..want]);
             let n = poll_fn(|cx| {
-                fetch_counted(&mut self.fetch, &mut self.stats, cx, at, &mut read_buf)
+                fetch_counted(
+                    &mut self.fetch,
+                    &mut self.stats,
+                    &mut self.fetched_to,
+                    cx,
+                    at,
+                    &mut read_buf,
+                )
             })
             .await
             .map_err(|e| self.error(e, OP, range.start, amount))?;
