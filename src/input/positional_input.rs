@@ -81,6 +81,59 @@ impl<S: PositionalSource> Clone for AsyncBufferedInput<PositionalFetch<S>> {
 }
 
 impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
+    /// The bytes of several ranges of this input, fetched together: ranges less than 1 MiB
+    /// apart are fetched by one request, the requests run at once, and each answer is a slice
+    /// of its request's bytes. For a service that knows which postings or blocks it needs.
+    /// Neither the window nor the position change; the answers come in the order asked. The
+    /// ranges are checked against the input's length first: if it is not
+    /// [known](Self::known_length) yet, that is one more request.
+    ///
+    /// # Errors
+    ///
+    /// `UnexpectedEof` if a range ends past the input's end (before any request is made),
+    /// `InvalidInput` for a range that ends before it starts, naming that range's start; the
+    /// source's own error kind if a request fails.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future aborts the requests; nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use async_buffered_input::fetch::PositionalFetch;
+    /// use async_buffered_input::source::MemorySource;
+    /// use async_buffered_input::AsyncBufferedInput;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let data: Vec<u8> = (0..=255).collect();
+    /// let input = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(data)));
+    /// let postings = input.read_ranges(&[200..203, 10..12, 100..101]).await?;
+    /// assert_eq!(&postings[0][..], [200, 201, 202]);
+    /// assert_eq!(&postings[1][..], [10, 11]);
+    /// assert_eq!(&postings[2][..], [100]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn read_ranges(
+        &self,
+        ranges: &[std::ops::Range<u64>],
+    ) -> io::Result<Vec<bytes::Bytes>> {
+        if ranges.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.fetch().read_ranges(ranges).await.map_err(|(i, e)| {
+            let r = &ranges[i.min(ranges.len().saturating_sub(1))];
+            self.error(
+                e,
+                "read_ranges",
+                r.start,
+                Amount::Exact(r.end.saturating_sub(r.start)),
+            )
+        })
+    }
+
     /// A new input reading this one's bytes `[offset, offset + len)` as a file of its own, like
     /// Lucene's `IndexInput.slice()`: its positions start at 0, its [`length`](Self::length) is
     /// `len` (known: [`known_length`](Self::known_length)), and it cannot read outside the
