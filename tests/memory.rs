@@ -173,3 +173,107 @@ async fn an_open_input_keeps_at_most_its_window_and_no_chunks_at_the_end() {
         "byte 10 is 10 * 7 % 251"
     );
 }
+
+/// A source that allocates every answer, as a network source does (a `MemorySource` hands out
+/// slices of one buffer, which would hide what read-ahead holds), and has nothing at hand.
+#[derive(Debug)]
+struct Allocating(async_buffered_input::source::MemorySource);
+
+impl async_buffered_input::source::PositionalSource for Allocating {
+    async fn read_at(&self, offset: u64, len: usize) -> std::io::Result<bytes::Bytes> {
+        let bytes = self.0.read_at(offset, len).await?;
+        Ok(bytes::Bytes::copy_from_slice(&bytes))
+    }
+
+    async fn len(&self) -> std::io::Result<u64> {
+        self.0.len().await
+    }
+}
+
+/// Opens `n` inputs over `source` with the default read-ahead and `budget`, reads each one's
+/// first 10,000 bytes in 1,000-byte reads (so each starts reading ahead) and leaves it open
+/// there, one input after another. Returns the inputs, the most bytes live above `before`, and
+/// how many requests went beyond what was asked (read-ahead chunks are 64 KiB at first).
+async fn open_many(
+    n: usize,
+    source: &std::sync::Arc<Allocating>,
+    budget: Option<&async_buffered_input::fetch::MemoryBudget>,
+) -> Vec<AsyncBufferedInput<async_buffered_input::fetch::PositionalFetch<Allocating>>> {
+    use async_buffered_input::fetch::PositionalFetch;
+    let mut inputs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut fetch =
+            PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::default());
+        if let Some(budget) = budget {
+            fetch = fetch.with_budget(budget.clone());
+        }
+        let mut input = AsyncBufferedInput::with_capacity(4096, fetch);
+        let mut buf = [0u8; 1000];
+        for i in 0..10u64 {
+            input.read_bytes(&mut buf).await.unwrap();
+            assert_eq!(buf[7], ((i * 1000 + 7) * 7 % 251) as u8);
+        }
+        if let Some(budget) = budget {
+            assert!(budget.used() <= budget.limit(), "{budget:?}");
+        }
+        inputs.push(input);
+    }
+    inputs
+}
+
+/// Issue 13's memory goal: 10,000 inputs open, each having started to read ahead, hold at most
+/// their windows and the budget; those that found no budget read on without read-ahead rather
+/// than wait. Without a budget, the same inputs hold a read-ahead's first chunks each.
+#[tokio::test(flavor = "current_thread")]
+async fn ten_thousand_inputs_stay_within_their_windows_and_the_budget() {
+    use async_buffered_input::fetch::MemoryBudget;
+    use async_buffered_input::source::MemorySource;
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let data: Vec<u8> = (0..4u64 << 20).map(|i| (i * 7 % 251) as u8).collect();
+    let source = std::sync::Arc::new(Allocating(MemorySource::new(data)));
+    const CAPACITY: isize = 4096;
+    // Slack for the inputs' own structs (a few hundred bytes each) and the Vec holding them.
+    const PER_INPUT: isize = 2048;
+
+    // Without a budget (fewer inputs, same shape): each holds its first read-ahead chunks.
+    let control = 200;
+    let before = live();
+    let inputs = open_many(control, &source, None).await;
+    let held = live() - before;
+    let first_chunks = (ReadAhead::INITIAL_CHUNK_SIZE * ReadAhead::INITIAL_DEPTH) as isize;
+    assert!(
+        held >= control as isize * (CAPACITY + first_chunks / 2),
+        "{control} inputs without a budget hold only {held} bytes: is read-ahead on?"
+    );
+    drop(inputs);
+
+    let budget = MemoryBudget::new(64 << 20);
+    let n = 10_000;
+    let before = live();
+    let mut inputs = open_many(n, &source, Some(&budget)).await;
+    let peak = peak() - before;
+    let held = live() - before;
+    let bound = n as isize * (CAPACITY + PER_INPUT) + budget.limit() as isize;
+    assert!(
+        peak <= bound,
+        "{n} inputs peaked at {peak} bytes; windows, structs and budget come to {bound}"
+    );
+    assert!(held <= bound, "{held}");
+    // The budget was all taken, so the later inputs read without read-ahead: and still read.
+    assert!(
+        budget.used() + first_chunks as usize > budget.limit(),
+        "{budget:?}: the budget was never full, the test shows nothing"
+    );
+    for input in inputs.iter_mut().rev().take(10) {
+        let mut buf = vec![0u8; 100_000];
+        input.read_bytes(&mut buf).await.unwrap();
+        assert_eq!(buf[0], ((10_000u64) * 7 % 251) as u8);
+    }
+    // Reading to the end, or dropping, gives the budget back.
+    inputs.truncate(n / 2);
+    for input in &mut inputs {
+        input.release();
+    }
+    drop(inputs);
+    assert_eq!(budget.used(), 0, "{budget:?}");
+}

@@ -329,13 +329,15 @@ async fn drive<F: Family>(mut t: Checked<F>, case: &Case) {
         }
     }
     // The whole data, from the start, in one go (an injected error may still be pending).
+    // Retries keep what earlier attempts received, so a source that fails every other request
+    // still gets through: in at most about one attempt per byte (1-byte chunks), plus slack.
     t.label = format!("[{:?} cap {cap} len {} final]", case.source, case.len);
     t.seek_to(0);
     let len = t.len() as usize;
     for attempt in 0.. {
         match t.read_bytes_owned(len).await {
             Outcome::Ok => break,
-            Outcome::Injected if attempt < 100 => continue,
+            Outcome::Injected if attempt < 100 + len => continue,
             other => panic!("final full read: {other:?}"),
         }
     }

@@ -11,16 +11,19 @@
 //!   to the end;
 //! - [`PositionalFetch`] over a [`PositionalSource`](crate::source::PositionalSource) (a local
 //!   file, memory, an object store): every fetch names its offset, so there is no cursor at
-//!   all; optionally with [`ReadAhead`], chunks requested ahead of sequential reads. Inputs over
-//!   it can be cloned and sliced.
+//!   all; optionally with [`ReadAhead`], chunks requested ahead of sequential reads (adaptive by
+//!   default), bounded across inputs by a [`MemoryBudget`]. Inputs over it can be cloned and
+//!   sliced.
 //!
 //! [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new) takes either, through
 //! [`IntoFetch`]: a stream is wrapped in a `StreamFetch` for you.
 
+mod memory_budget;
 mod positional_fetch;
 mod read_ahead;
 mod stream_fetch;
 
+pub use memory_budget::MemoryBudget;
 pub use positional_fetch::PositionalFetch;
 pub use read_ahead::ReadAhead;
 pub use stream_fetch::StreamFetch;

@@ -10,8 +10,9 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::ReadBuf;
 use tokio_util::task::AbortOnDropHandle;
 
+use super::memory_budget::Reservation;
 use super::seam::Seam;
-use super::ReadAhead;
+use super::{MemoryBudget, ReadAhead};
 use crate::source::PositionalSource;
 
 /// The fetcher over a [`PositionalSource`]: every fetch names its offset, so there is no cursor,
@@ -73,6 +74,14 @@ pub struct PositionalFetch<S> {
     // a request came back short.
     length: Option<u64>,
     read_ahead: Option<ReadAhead>,
+    // The read-ahead's shape now, (chunk size, depth): its initial one, grown (if adaptive)
+    // each time the consumer waits for a chunk in flight, and set back by a read elsewhere.
+    shape: (usize, usize),
+    // Bounds what the read-ahead holds, across the fetchers that share it; and what `ready`
+    // and `spare` hold of it (given back with them).
+    budget: Option<MemoryBudget>,
+    ready_budget: Option<Reservation>,
+    spare_budget: Option<Reservation>,
     // Where a fetch continuing the last one would start (`None` before the first fetch).
     next_sequential: Option<u64>,
     // Bytes received and not handed out yet: the view's `[ready_at, ready_at + ready.len())`.
@@ -90,7 +99,7 @@ pub struct PositionalFetch<S> {
     read_now_streak: usize,
     // Requests in flight, in offset order and contiguous (each starts where the previous one
     // ends), and after `ready`. Invariants (`debug_assert_invariants`):
-    // - reading ahead (`ahead_at` is `Some`): `requests.len() + (ready held) <= depth`, and
+    // - reading ahead (`ahead_at` is `Some`): `requests.len() + (ready held) <= shape.1`, and
     //   `ahead_at` is where the last request ends;
     // - otherwise at most one (plain) request.
     requests: VecDeque<Request<Bytes>>,
@@ -138,8 +147,23 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// Changes the read-ahead (`None`: off). Chunks already requested are discarded.
     pub fn set_read_ahead(&mut self, read_ahead: Option<ReadAhead>) {
         self.discard_requests();
-        self.spare = Bytes::new();
+        self.drop_spare();
         self.read_ahead = read_ahead;
+        self.reset_shape();
+    }
+
+    /// Bounds what this fetcher's read-ahead holds with `budget`, shared with other fetchers
+    /// (builder style); clones and slices share it. Without budget for its first chunk, a
+    /// sequential read goes on without read-ahead rather than wait.
+    #[must_use]
+    pub fn with_budget(mut self, budget: MemoryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// The budget, if one bounds this fetcher's read-ahead.
+    pub fn budget(&self) -> Option<&MemoryBudget> {
+        self.budget.as_ref()
     }
 
     /// The source.
@@ -176,6 +200,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
             slice_len,
             length: slice_len.or(length),
             read_ahead: None,
+            shape: (0, 0),
+            budget: None,
+            ready_budget: None,
+            spare_budget: None,
             next_sequential: None,
             ready: Bytes::new(),
             ready_at: 0,
@@ -198,7 +226,8 @@ impl<S: PositionalSource> PositionalFetch<S> {
             Some(len),
             None,
         );
-        fetch.read_ahead = self.read_ahead;
+        fetch.set_read_ahead(self.read_ahead);
+        fetch.budget = self.budget.clone();
         fetch
     }
 
@@ -220,7 +249,48 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// Drops every chunk and request, and the spare chunk buffer.
     fn release_held(&mut self) {
         self.discard_requests();
+        self.drop_spare();
+    }
+
+    /// Drops the received bytes not handed out yet, and gives back their budget.
+    fn drop_ready(&mut self) {
+        self.ready = Bytes::new();
+        self.ready_budget = None;
+    }
+
+    /// Drops the buffer of the last chunk read at hand, and gives back its budget.
+    fn drop_spare(&mut self) {
         self.spare = Bytes::new();
+        self.spare_budget = None;
+    }
+
+    /// The read-ahead's initial shape: for a new sequential run.
+    fn reset_shape(&mut self) {
+        self.shape = self
+            .read_ahead
+            .map_or((0, 0), |ra| (ra.initial_chunk_size(), ra.initial_depth()));
+    }
+
+    /// The consumer waited for a chunk in flight: an adaptive read-ahead doubles its chunk
+    /// size, or once at its largest, takes one chunk more, and requests what that allows now.
+    fn grow(&mut self, cx: &mut Context<'_>) {
+        let Some(read_ahead) = self.read_ahead else {
+            return;
+        };
+        let (chunk, depth) = self.shape;
+        self.shape = if chunk < read_ahead.chunk_size() {
+            (chunk.saturating_mul(2).min(read_ahead.chunk_size()), depth)
+        } else {
+            (chunk, (depth + 1).min(read_ahead.depth()))
+        };
+        if self.shape != (chunk, depth) {
+            tracing::trace!(
+                chunk = self.shape.0,
+                depth = self.shape.1,
+                "read-ahead grows"
+            );
+            self.top_up(cx);
+        }
     }
 
     /// The bytes of each range of the view, in the order asked: near ranges (less than
@@ -337,11 +407,12 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 );
                 let held = usize::from(!self.ready.is_empty());
                 debug_assert!(
-                    self.requests.len() + held <= read_ahead.depth(),
+                    self.requests.len() + held <= self.shape.1,
                     "{} chunks in flight + {held} held > depth {}",
                     self.requests.len(),
-                    read_ahead.depth()
+                    self.shape.1
                 );
+                debug_assert!(self.shape.1 <= read_ahead.depth());
                 if let Some(back) = self.requests.back() {
                     debug_assert_eq!(back.at + back.len as u64, ahead_at);
                 }
@@ -371,7 +442,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
     fn consume_ready(&mut self, at: u64, n: usize) {
         let used = (at - self.ready_at) as usize + n;
         if used >= self.ready.len() {
-            self.ready = Bytes::new(); // release the chunk
+            self.drop_ready(); // release the chunk
         } else {
             self.ready.advance(used);
         }
@@ -379,9 +450,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     fn discard_requests(&mut self) {
-        self.requests.clear(); // aborts spawned requests
+        self.requests.clear(); // aborts spawned requests, gives back their budget
         self.ahead_at = None;
-        self.ready = Bytes::new();
+        self.drop_ready();
     }
 
     /// Keeps only the requests that serve `at` and what follows it; if none does, discards all.
@@ -390,16 +461,16 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// that failed, or a fetch a little before the chunks) is requested on its own instead,
     /// so the requests after it are kept: a retry asks only for what is missing.
     fn retarget(&mut self, cx: &mut Context<'_>, at: u64) {
-        self.ready = Bytes::new();
+        self.drop_ready();
         while self.requests.front().is_some_and(|r| r.end() <= at) {
             self.requests.pop_front();
         }
-        if let (Some(front), Some(read_ahead)) = (self.requests.front(), self.read_ahead) {
+        if let Some(front) = self.requests.front() {
             let gap = front.at.saturating_sub(at);
             if gap > 0
-                && gap <= read_ahead.chunk_size() as u64
+                && gap <= self.shape.0 as u64
                 && self.ahead_at.is_some()
-                && self.requests.len() < read_ahead.depth()
+                && self.requests.len() < self.shape.1
             {
                 let request = self.request(cx, at, gap as usize);
                 self.requests.push_front(request);
@@ -427,12 +498,13 @@ impl<S: PositionalSource> PositionalFetch<S> {
 
     /// Requests read-ahead chunks until `depth` are requested or held, or the view's end.
     fn top_up(&mut self, cx: &mut Context<'_>) {
-        let (Some(read_ahead), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
+        let (Some(_), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
             return;
         };
+        let (chunk, depth) = self.shape;
         let held = usize::from(!self.ready.is_empty());
-        while self.requests.len() + held < read_ahead.depth() {
-            let mut len = read_ahead.chunk_size();
+        while self.requests.len() + held < depth {
+            let mut len = chunk;
             if let Some(length) = self.length {
                 let left = length.saturating_sub(next);
                 if left == 0 {
@@ -443,7 +515,15 @@ impl<S: PositionalSource> PositionalFetch<S> {
             let Some(end) = next.checked_add(len as u64) else {
                 break;
             };
-            let request = self.request(cx, next, len);
+            let budget = match &self.budget {
+                Some(budget) => match budget.try_reserve(len) {
+                    Some(reservation) => Some(reservation),
+                    None => break, // no budget for more now
+                },
+                None => None,
+            };
+            let mut request = self.request(cx, next, len);
+            request.budget = budget;
             tracing::trace!(at = next, len, "read-ahead request");
             self.requests.push_back(request);
             next = end;
@@ -480,21 +560,35 @@ impl<S: PositionalSource> PositionalFetch<S> {
             })
             .min(MAX_READ_NOW);
         let offset = self.base.saturating_add(at);
-        let chunk = match self.read_ahead {
-            Some(read_ahead)
-                if self.next_sequential == Some(at)
-                    && buf.remaining() < read_ahead.chunk_size() =>
-            {
-                read_ahead.chunk_size().min(most)
+        let mut chunk = match self.read_ahead {
+            Some(_) if self.next_sequential == Some(at) && buf.remaining() < self.shape.0 => {
+                self.shape.0.min(most)
             }
             _ => 0,
         };
-        let copied = if chunk > buf.remaining() {
+        // The chunk's buffer: the last one if it is free and large enough, otherwise a new one,
+        // if the budget allows (otherwise the bytes go straight into `buf`).
+        let mut block = None;
+        if chunk > buf.remaining() {
+            match std::mem::take(&mut self.spare).try_into_mut() {
+                Ok(reused) if reused.len() >= chunk => block = Some(reused),
+                _ => {
+                    self.spare_budget = None;
+                    match &self.budget {
+                        Some(budget) => match budget.try_reserve(chunk) {
+                            Some(reservation) => {
+                                self.spare_budget = Some(reservation);
+                                block = Some(BytesMut::zeroed(chunk));
+                            }
+                            None => chunk = 0,
+                        },
+                        None => block = Some(BytesMut::zeroed(chunk)),
+                    }
+                }
+            }
+        }
+        let copied = if let Some(mut block) = block {
             debug_assert!(self.ready.is_empty(), "reading a chunk over held bytes");
-            let mut block = match std::mem::take(&mut self.spare).try_into_mut() {
-                Ok(block) if block.len() >= chunk => block,
-                _ => BytesMut::zeroed(chunk),
-            };
             let got = self
                 .source
                 .try_read_at(offset, &mut block[..chunk])
@@ -622,14 +716,19 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     return Poll::Ready(Ok(()));
                 }
                 // Requests bring their own buffers: keep memory within the read-ahead's bound.
-                self.spare = Bytes::new();
-                if self.read_ahead.is_some()
-                    && self.next_sequential == Some(at)
-                    && self.read_now_end != Some(at)
-                {
+                self.drop_spare();
+                let sequential = self.next_sequential == Some(at);
+                if !sequential {
+                    self.reset_shape(); // a read elsewhere: read-ahead starts small again
+                }
+                if self.read_ahead.is_some() && sequential && self.read_now_end != Some(at) {
                     self.ahead_at = Some(at);
                     self.top_up(cx);
-                } else {
+                    if self.requests.is_empty() {
+                        self.ahead_at = None; // no budget: on without read-ahead
+                    }
+                }
+                if self.ahead_at.is_none() {
                     let mut len = buf.remaining().min(MAX_PLAIN_REQUEST);
                     if let Some(length) = self.length {
                         len = len.min(usize::try_from(length - at).unwrap_or(usize::MAX));
@@ -643,10 +742,14 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 return Poll::Ready(Ok(())); // nothing left to request: the end
             };
             let Poll::Ready(result) = front.poll(cx) else {
+                let first_wait = !std::mem::replace(&mut front.waited, true);
                 self.read_now_streak = 0; // the task yields anyway
+                if first_wait && self.ahead_at.is_some() {
+                    self.grow(cx);
+                }
                 return Poll::Pending;
             };
-            let Some(done) = self.requests.pop_front() else {
+            let Some(mut done) = self.requests.pop_front() else {
                 return Poll::Ready(Ok(()));
             };
             match result {
@@ -666,12 +769,18 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     }
                     self.ready = bytes;
                     self.ready_at = done.at;
+                    self.ready_budget = done.budget.take();
                 }
                 Err(e) => {
-                    // Only this request failed: the ones after it are kept for the retry,
-                    // which requests the gap it leaves (`retarget`).
-                    if self.ahead_at.is_none() {
-                        self.discard_requests();
+                    // Keep the chunks after this one that already arrived intact, for the
+                    // retry, which requests the gap this one leaves (`retarget`). Those that
+                    // failed too, or are still in flight, were asked during the same trouble:
+                    // dropped, to be asked again.
+                    let intact = self.requests.iter().take_while(|r| r.arrived()).count();
+                    self.requests.truncate(intact);
+                    match self.requests.back() {
+                        Some(last) if self.ahead_at.is_some() => self.ahead_at = Some(last.end()),
+                        _ => self.discard_requests(),
                     }
                     return Poll::Ready(Err(e));
                 }
@@ -690,7 +799,8 @@ impl<S: PositionalSource> Clone for PositionalFetch<S> {
             self.slice_len,
             self.length,
         );
-        fetch.read_ahead = self.read_ahead;
+        fetch.set_read_ahead(self.read_ahead);
+        fetch.budget = self.budget.clone();
         fetch
     }
 }
@@ -718,6 +828,10 @@ struct Request<T> {
     at: u64,
     len: usize,
     fetch: Answer<T>,
+    // Whether a fetch has waited for it (the read-ahead grows once per request).
+    waited: bool,
+    // The budget its bytes take, if one bounds the read-ahead: passed on to `ready`.
+    budget: Option<Reservation>,
 }
 
 enum Answer<T> {
@@ -743,11 +857,22 @@ impl<T: Send + 'static> Request<T> {
                 ))))),
             },
         };
-        Self { at, len, fetch }
+        Self {
+            at,
+            len,
+            fetch,
+            waited: false,
+            budget: None,
+        }
     }
 
     fn end(&self) -> u64 {
         self.at.saturating_add(self.len as u64)
+    }
+
+    /// Whether its answer is here and is not an error.
+    fn arrived(&self) -> bool {
+        matches!(self.fetch, Answer::Done(Some(Ok(_))))
     }
 
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {

@@ -2,38 +2,62 @@ use std::io;
 
 /// How far a [`PositionalFetch`](super::PositionalFetch) reads ahead of sequential reads.
 ///
-/// Once a fetch starts where the previous one ended, the fetcher requests the following
-/// `chunk_size`-byte chunks before they are asked for, keeping at most `depth` chunks requested
-/// or received and not yet consumed. Bytes the source has at hand (a cached file) are instead
-/// read a chunk at a time into one reused buffer, with no requests. So memory is bounded by
-/// `chunk_size * depth` (plus the input's window), and on a link with round trip `rtt` and bandwidth `bw`, throughput
-/// approaches `bw` once `chunk_size * (depth - 1)` is at least `rtt * bw`.
+/// Once a fetch starts where the previous one ended, the fetcher requests the following chunks
+/// before they are asked for, keeping a few requested or received and not yet consumed. Bytes
+/// the source has at hand (a cached file) are instead read a chunk at a time into one reused
+/// buffer, with no requests. On a link with round trip `rtt` and bandwidth `bw`, throughput
+/// approaches `bw` once `chunk * (depth - 1)` is at least `rtt * bw`.
 ///
-/// The default is 256 KiB × 4: 1 MiB in flight.
+/// Two shapes:
+///
+/// - [`fixed`](Self::new): chunks of `chunk_size` bytes, `depth` at a time, always;
+/// - [`adaptive`](Self::adaptive), the default: as the Linux kernel grows its readahead window,
+///   it starts small (64 KiB chunks, 2 at a time) on the first sequential reads, and each time
+///   the consumer has to wait for a chunk still in flight (the source is slower than the
+///   consumer: a local disk, a mount, a network link), it doubles the chunk size up to
+///   `chunk_size`, then adds a chunk up to `depth`. A read elsewhere starts it small again. On
+///   a cached local file it stays small (nothing is requested at all), on a 2 ms link it grows
+///   to its largest.
+///
+/// Either way, memory is bounded by [`memory_bound`](Self::memory_bound): `chunk_size * depth`
+/// (plus the input's window), and a [`MemoryBudget`](super::MemoryBudget) can bound it across
+/// inputs. The default is adaptive up to 1 MiB × 8.
 ///
 /// # Examples
 ///
 /// ```
 /// use async_buffered_input::fetch::ReadAhead;
 ///
-/// let ahead = ReadAhead::new(1 << 20, 8);
-/// assert_eq!(ahead.memory_bound(), 8 << 20);
+/// let fixed = ReadAhead::new(1 << 20, 8);
+/// assert_eq!(fixed.memory_bound(), 8 << 20);
+/// assert!(!fixed.is_adaptive());
 /// assert!(ReadAhead::try_new(0, 4).is_err());
+///
+/// let default = ReadAhead::default();
+/// assert!(default.is_adaptive());
+/// assert_eq!((default.initial_chunk_size(), default.initial_depth()), (64 << 10, 2));
+/// assert_eq!(default.memory_bound(), 8 << 20);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ReadAhead {
-    // Both at least 1.
+    // All at least 1; `initial_chunk <= chunk_size`, `initial_depth <= depth`, equal when fixed.
     chunk_size: usize,
     depth: usize,
+    initial_chunk: usize,
+    initial_depth: usize,
 }
 
 impl ReadAhead {
-    /// The default chunk size: 256 KiB.
-    pub const DEFAULT_CHUNK_SIZE: usize = 256 * 1024;
-    /// The default depth: 4 chunks.
-    pub const DEFAULT_DEPTH: usize = 4;
+    /// The default's largest chunk: 1 MiB.
+    pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
+    /// The default's most chunks at a time: 8.
+    pub const DEFAULT_DEPTH: usize = 8;
+    /// Where an adaptive read-ahead starts: chunks of 64 KiB (or its largest, if smaller) ...
+    pub const INITIAL_CHUNK_SIZE: usize = 64 << 10;
+    /// ... 2 at a time (or its most, if fewer).
+    pub const INITIAL_DEPTH: usize = 2;
 
-    /// Chunks of `chunk_size` bytes, at most `depth` of them at a time.
+    /// Chunks of `chunk_size` bytes, at most `depth` of them at a time, always (fixed).
     ///
     /// # Panics
     ///
@@ -45,7 +69,7 @@ impl ReadAhead {
         }
     }
 
-    /// Chunks of `chunk_size` bytes, at most `depth` of them at a time.
+    /// Chunks of `chunk_size` bytes, at most `depth` of them at a time, always (fixed).
     ///
     /// # Errors
     ///
@@ -59,17 +83,53 @@ impl ReadAhead {
                 ),
             ));
         }
-        Ok(Self { chunk_size, depth })
+        Ok(Self {
+            chunk_size,
+            depth,
+            initial_chunk: chunk_size,
+            initial_depth: depth,
+        })
     }
 
-    /// The size of one read-ahead request, in bytes.
+    /// Adaptive: starts at [`INITIAL_CHUNK_SIZE`](Self::INITIAL_CHUNK_SIZE) ×
+    /// [`INITIAL_DEPTH`](Self::INITIAL_DEPTH) and grows while the consumer waits for chunks,
+    /// up to chunks of `max_chunk_size` bytes, `max_depth` at a time.
+    ///
+    /// # Panics
+    ///
+    /// If either is 0.
+    pub fn adaptive(max_chunk_size: usize, max_depth: usize) -> Self {
+        let max = Self::new(max_chunk_size, max_depth);
+        Self {
+            initial_chunk: Self::INITIAL_CHUNK_SIZE.min(max.chunk_size),
+            initial_depth: Self::INITIAL_DEPTH.min(max.depth),
+            ..max
+        }
+    }
+
+    /// The size of a read-ahead request, in bytes: the largest, if adaptive.
     pub fn chunk_size(&self) -> usize {
         self.chunk_size
     }
 
-    /// The most chunks requested or held at a time.
+    /// The most chunks requested or held at a time: the most, if adaptive.
     pub fn depth(&self) -> usize {
         self.depth
+    }
+
+    /// The chunk size a sequential run starts with.
+    pub fn initial_chunk_size(&self) -> usize {
+        self.initial_chunk
+    }
+
+    /// The depth a sequential run starts with.
+    pub fn initial_depth(&self) -> usize {
+        self.initial_depth
+    }
+
+    /// Whether it grows from its initial shape.
+    pub fn is_adaptive(&self) -> bool {
+        (self.initial_chunk, self.initial_depth) != (self.chunk_size, self.depth)
     }
 
     /// The most bytes read-ahead holds or has in flight: `chunk_size * depth` (saturating).
@@ -79,8 +139,10 @@ impl ReadAhead {
 }
 
 impl Default for ReadAhead {
+    /// Adaptive, up to [`DEFAULT_CHUNK_SIZE`](Self::DEFAULT_CHUNK_SIZE) ×
+    /// [`DEFAULT_DEPTH`](Self::DEFAULT_DEPTH).
     fn default() -> Self {
-        Self::new(Self::DEFAULT_CHUNK_SIZE, Self::DEFAULT_DEPTH)
+        Self::adaptive(Self::DEFAULT_CHUNK_SIZE, Self::DEFAULT_DEPTH)
     }
 }
 
@@ -96,5 +158,15 @@ mod tests {
             err.to_string().contains("chunk_size 4096, depth 0"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_small_adaptive_read_ahead_starts_at_its_largest() {
+        let small = ReadAhead::adaptive(4096, 1);
+        assert_eq!(
+            (small.initial_chunk_size(), small.initial_depth()),
+            (4096, 1)
+        );
+        assert!(!small.is_adaptive());
     }
 }
