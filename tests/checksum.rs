@@ -253,6 +253,106 @@ async fn checksum_past_the_end_and_without_start_are_errors() {
     assert_eq!(input.checksum_start(), None);
 }
 
+/// Found by fuzzing: a read straight into the caller's buffer, after the checksum was voided by
+/// a seek back or went past the end, folded bytes past a gap (a debug assertion fired).
+#[tokio::test]
+async fn direct_reads_after_a_void_checksum_or_past_the_end_are_right() {
+    let data = pattern_vec(100);
+    let mut input = AsyncBufferedInput::with_capacity(4, Cursor::new(data.clone()));
+    input.read_byte().await.unwrap(); // window [0, 4), position 1
+    input.start_checksum();
+    input.seek_to(0); // back: the checksum is void
+    let mut buf = [0u8; 8]; // 4 from the window, 4 straight into `buf`
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_eq!(&buf[..], &data[..8]);
+    assert_eq!(
+        input.checksum().await.unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+
+    for direct in [false, true] {
+        let mut input = AsyncBufferedInput::with_capacity(4, Cursor::new(vec![7u8; 8]));
+        input.start_checksum();
+        input.seek_to(20); // forward, past the end
+        let mut buf = [0u8; 5]; // at least the capacity: straight into `buf`
+        if direct {
+            assert_eq!(input.read(&mut buf).await.unwrap(), 0);
+        } else {
+            let e = input.read_bytes(&mut buf).await.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
+        }
+        assert_eq!(input.position(), 20);
+        let e = input.checksum().await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
+    }
+}
+
+/// A stream whose reads and seeks are `Pending` (woken at once) every other call.
+struct EveryOtherPending {
+    inner: Cursor<Vec<u8>>,
+    calls: u64,
+}
+
+impl EveryOtherPending {
+    fn pend(&mut self, cx: &mut Context<'_>) -> bool {
+        self.calls += 1;
+        if self.calls % 2 == 1 {
+            cx.waker().wake_by_ref();
+            return true;
+        }
+        false
+    }
+}
+
+impl tokio::io::AsyncRead for EveryOtherPending {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.pend(cx) {
+            return Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncSeek for EveryOtherPending {
+    fn start_seek(mut self: std::pin::Pin<&mut Self>, to: SeekFrom) -> std::io::Result<()> {
+        std::pin::Pin::new(&mut self.inner).start_seek(to)
+    }
+
+    fn poll_complete(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<std::io::Result<u64>> {
+        if self.pend(cx) {
+            return Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.inner).poll_complete(cx)
+    }
+}
+
+/// Found by fuzzing: checksumming, a read past the end fetched again at the data's end on every
+/// poll (to fold the skipped bytes), undoing the stream seek the read itself needed; over a
+/// source that is `Pending` every other call, it never finished.
+#[tokio::test]
+async fn a_read_past_the_end_while_checksumming_finishes() {
+    let source = EveryOtherPending {
+        inner: Cursor::new(vec![1u8; 8]),
+        calls: 0,
+    };
+    let mut input = AsyncBufferedInput::with_capacity(16, source);
+    input.start_checksum();
+    input.seek_to(20); // the checksum can fold only up to 8
+    let read = tokio::time::timeout(std::time::Duration::from_secs(10), input.read_byte()).await;
+    let e = read.expect("read_byte past the end hung").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
+    assert_eq!(input.position(), 20);
+    input.seek_to(3); // still usable
+    assert_eq!(input.read_byte().await.unwrap(), 1);
+}
+
 #[tokio::test]
 async fn crc32_of_and_chunks_do_not_move_the_input() {
     let data = pattern_vec(700_000);

@@ -35,6 +35,9 @@ pub(super) struct Checksum {
     mark: (Hasher, u64),
     /// A seek went back to this offset: the checksum no longer describes one pass.
     backward: Option<u64>,
+    /// Where folding found the data's end: not fetched there again (a read past the end would
+    /// otherwise fetch there on every poll, moving a stream away from what the read needs).
+    end: Option<u64>,
 }
 
 impl Checksum {
@@ -46,6 +49,7 @@ impl Checksum {
             upto: start,
             mark: (Hasher::new(), start),
             backward: None,
+            end: None,
         }
     }
 
@@ -71,7 +75,13 @@ impl Checksum {
 
     /// Folds `bytes`, which sit at offset `at`, and where they continue what is folded:
     /// their part from `upto` on. `position` is the input's position, for the mark.
+    ///
+    /// Bytes past a gap are only possible when nothing is folded any more: the checksum is void
+    /// (a seek went back), or `bytes` is empty (a read past the end, where folding stopped).
     pub(super) fn fold(&mut self, at: u64, bytes: &[u8], position: u64) {
+        if self.backward.is_some() || bytes.is_empty() {
+            return; // void: its value is never asked; or nothing to fold
+        }
         debug_assert!(at <= self.upto, "a gap before the bytes folded");
         let end = at + bytes.len() as u64;
         if end <= self.upto || at > self.upto {
@@ -222,7 +232,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
                 return Poll::Ready(Ok(()));
             };
             let upto = checksum.upto();
-            if upto >= until || checksum.backward().is_some() {
+            if upto >= until || checksum.backward().is_some() || checksum.end == Some(upto) {
                 return Poll::Ready(Ok(()));
             }
             let held = self.window.bytes_from(upto);
@@ -245,7 +255,11 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             ))?;
             self.window.commit(n);
             if n == 0 {
-                return Poll::Ready(Ok(())); // the end: nothing more to fold
+                // The end: nothing more to fold, and nothing to fetch here again.
+                if let Some(checksum) = self.checksum.as_deref_mut() {
+                    checksum.end = Some(upto);
+                }
+                return Poll::Ready(Ok(()));
             }
         }
     }
