@@ -12,6 +12,8 @@
 //! - [`MemorySource`]: bytes in memory, handed out without copying;
 //! - [`SlowLink`]: any source behind a simulated network link (latency and bandwidth);
 //! - [`Retrying`]: any source whose failed requests are retried, as a [`RetryPolicy`] says;
+//! - `Cached` (feature `cache`): any source read through a `BlockCache` of its blocks, shared by
+//!   inputs;
 //! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers.
 //!
 //! ```
@@ -34,6 +36,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "cache")]
+mod block_cache;
 mod file_source;
 mod memory_source;
 #[cfg(feature = "object-store")]
@@ -43,6 +47,9 @@ mod retrying;
 mod slow_link;
 mod source_error;
 
+#[cfg(feature = "cache")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
+pub use block_cache::{BlockCache, BlockCacheStats, Cached};
 pub use file_source::FileSource;
 pub use memory_source::MemorySource;
 #[cfg(feature = "object-store")]

@@ -1,0 +1,685 @@
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::{poll_fn, Future};
+use std::io;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, Waker};
+
+use bytes::{Bytes, BytesMut};
+use moka::future::Cache;
+use moka::notification::RemovalCause;
+
+use super::PositionalSource;
+
+/// A cache of source blocks in memory, bounded in bytes and shared by every source wrapped in a
+/// [`Cached`] with it (clones of a `BlockCache` are handles on the same cache).
+///
+/// Sources are read through it in aligned blocks of [`block_size`](Self::block_size) bytes:
+/// block `i` of a source is its bytes `[i * block_size, (i + 1) * block_size)`, the last one
+/// shorter where the source ends. A block is kept under the key of its source (see
+/// [`Cached::new`]) and its number, so inputs over the same source, their clones and slices, and
+/// several `Cached` over the same file all share its blocks.
+///
+/// The cache is [moka](https://docs.rs/moka)'s `future::Cache`: a block weighs its length in
+/// bytes and the blocks held weigh at most the capacity (after moka's maintenance, which runs
+/// as the cache is used, or at once with [`run_pending_tasks`](Self::run_pending_tasks)); which
+/// blocks stay is decided by TinyLFU, which keeps the blocks read often and can turn a new
+/// block away rather than evict a more popular one (a scan does not flush the cache).
+/// Concurrent misses on one block are coalesced into one source request (single-flight).
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::source::{BlockCache, Cached, MemorySource, PositionalSource};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let cache = BlockCache::with_block_size(1 << 20, 4096); // 1 MiB of 4 KiB blocks
+/// let source = Cached::new(MemorySource::new(vec![7u8; 10_000]), cache.clone());
+/// assert_eq!(source.read_at(4000, 200).await?.len(), 200); // blocks 0 and 1
+/// assert_eq!(source.read_at(5000, 10).await?[..], [7; 10]); // block 1 again
+/// let stats = cache.stats();
+/// assert_eq!((stats.misses, stats.hits), (2, 1));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct BlockCache {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    blocks: Cache<BlockKey, Bytes>,
+    block_size: usize,
+    capacity: u64,
+    // The next key of a `Cached` whose source has no name.
+    next_unique: AtomicU64,
+    counters: Arc<Counters>,
+}
+
+/// What a [`BlockCache`] did, from [`BlockCache::stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BlockCacheStats {
+    /// Block lookups answered by a block the cache held (by `read_at`, and by `try_read_at`
+    /// when it copied something).
+    pub hits: u64,
+    /// Block requests made to the sources, whatever their outcome: one per block missing from
+    /// the cache, however many readers wanted it at once.
+    pub misses: u64,
+    /// Block lookups that found the block missing and got it from a request another reader had
+    /// made (they waited for it instead of making their own).
+    pub coalesced: u64,
+    /// Blocks dropped to keep within the capacity, including new blocks the cache turned away.
+    /// Replacements and removals asked for are not counted.
+    pub evictions: u64,
+    /// Bytes the blocks held weigh: at most the capacity once moka's pending maintenance has run
+    /// (see [`BlockCache::run_pending_tasks`]); between runs it can be a little over.
+    pub bytes: u64,
+    /// Blocks held (with the same lag as `bytes`).
+    pub blocks: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    hits: AtomicU64,
+    misses: AtomicU64,
+    coalesced: AtomicU64,
+    evictions: AtomicU64,
+}
+
+/// A block of a source: the source's key and the block's number.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct BlockKey {
+    source: SourceKey,
+    index: u64,
+}
+
+/// What a [`Cached`] source's blocks are kept under: its name, or a number of its own.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum SourceKey {
+    Named(Arc<str>),
+    Unique(u64),
+}
+
+/// Why a block was not loaded: the source failed, or the block starts at or past its end
+/// (nothing to keep: an empty block is not cached).
+#[derive(Debug)]
+enum LoadError {
+    Source(io::Error),
+    PastEnd,
+}
+
+/// An error of a block load that several readers waited for: each gets one like it, with the
+/// same kind, message and cause.
+#[derive(Debug)]
+struct SharedError(Arc<LoadError>);
+
+/// The most block requests one `read_at` has in flight at once.
+const MAX_BLOCKS_IN_FLIGHT: usize = 16;
+
+impl BlockCache {
+    /// The block size of [`BlockCache::new`]: 64 KiB.
+    pub const DEFAULT_BLOCK_SIZE: usize = 64 * 1024;
+
+    /// A cache holding at most `capacity` bytes of blocks of
+    /// [`DEFAULT_BLOCK_SIZE`](Self::DEFAULT_BLOCK_SIZE).
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is 0.
+    pub fn new(capacity: u64) -> Self {
+        Self::with_block_size(capacity, Self::DEFAULT_BLOCK_SIZE)
+    }
+
+    /// A cache holding at most `capacity` bytes of blocks of `block_size` bytes.
+    ///
+    /// A block larger than the capacity is never kept, so the capacity should hold many blocks.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` or `block_size` is 0, or `block_size` is over `u32::MAX` (moka weighs
+    /// entries with a `u32`).
+    pub fn with_block_size(capacity: u64, block_size: usize) -> Self {
+        assert!(
+            capacity > 0,
+            "a BlockCache needs a capacity of at least 1 byte"
+        );
+        assert!(
+            block_size > 0,
+            "a BlockCache needs a block size of at least 1 byte"
+        );
+        assert!(
+            u32::try_from(block_size).is_ok(),
+            "a BlockCache's block size is at most u32::MAX bytes, not {block_size}"
+        );
+        let counters = Arc::new(Counters::default());
+        let evictions = Arc::clone(&counters);
+        let blocks = Cache::builder()
+            .max_capacity(capacity)
+            // A block is at most `block_size` long, which fits in a u32 (checked above).
+            .weigher(|_key: &BlockKey, block: &Bytes| block.len() as u32)
+            .eviction_listener(move |_key, _block, cause| {
+                if cause == RemovalCause::Size {
+                    evictions.evictions.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+            .build();
+        Self {
+            shared: Arc::new(Shared {
+                blocks,
+                block_size,
+                capacity,
+                next_unique: AtomicU64::new(0),
+                counters,
+            }),
+        }
+    }
+
+    /// The size of the blocks sources are read in.
+    pub fn block_size(&self) -> usize {
+        self.shared.block_size
+    }
+
+    /// The most bytes of blocks the cache holds.
+    pub fn capacity(&self) -> u64 {
+        self.shared.capacity
+    }
+
+    /// What the cache did so far, and what it holds.
+    pub fn stats(&self) -> BlockCacheStats {
+        let c = &self.shared.counters;
+        BlockCacheStats {
+            hits: c.hits.load(Ordering::Relaxed),
+            misses: c.misses.load(Ordering::Relaxed),
+            coalesced: c.coalesced.load(Ordering::Relaxed),
+            evictions: c.evictions.load(Ordering::Relaxed),
+            bytes: self.shared.blocks.weighted_size(),
+            blocks: self.shared.blocks.entry_count(),
+        }
+    }
+
+    /// Runs moka's pending maintenance now: evictions to get back within the capacity, and the
+    /// updates of [`stats`](Self::stats)'s `bytes` and `blocks`.
+    ///
+    /// The cache runs it on its own as it is used; call this to see exact numbers.
+    pub async fn run_pending_tasks(&self) {
+        self.shared.blocks.run_pending_tasks().await;
+    }
+
+    /// A key no other source of this cache has.
+    fn unique_key(&self) -> SourceKey {
+        SourceKey::Unique(self.shared.next_unique.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.shared.counters
+    }
+}
+
+impl fmt::Debug for BlockCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockCache")
+            .field("block_size", &self.shared.block_size)
+            .field("capacity", &self.shared.capacity)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+/// A [`PositionalSource`] wrapper that reads its inner source through a [`BlockCache`], in
+/// aligned blocks, so that what one reader fetched serves the next: inputs over it, their
+/// clones and slices, and other `Cached` sources with the same key.
+///
+/// - [`read_at`](PositionalSource::read_at) takes each block of the range from the cache, and
+///   asks the inner source for the whole block when it is missing. Concurrent misses on one
+///   block make one request, whose bytes every waiting reader gets (single-flight). A block is
+///   kept as the source returned it: the last block of a source can be short. A range in one
+///   block is a slice of it, with no copy; a range over several is copied once.
+/// - [`try_read_at`](PositionalSource::try_read_at) copies what the cache holds at the offset,
+///   without waiting, so that a [`PositionalFetch`](crate::fetch::PositionalFetch) over this
+///   source serves cached blocks at once, with no request and no task.
+/// - Errors of the inner source are returned with their kind and are not cached: the next read
+///   of the block asks again.
+///
+/// A cold read of `n` blocks makes `n` block requests, at most 16 at once. A block size at
+/// least as large as the requests the inputs make (their window, their read-ahead chunk) keeps
+/// a request to one or two blocks.
+///
+/// # The key
+///
+/// Blocks are kept under the source's key, which stands for its bytes: two sources with the
+/// same key must serve the same bytes. [`Cached::new`] uses the source's
+/// [`resource`](PositionalSource::resource) (its path or URL), so two opens of one file share
+/// blocks, and a number of its own for a source without a name. [`Cached::with_key`] sets the
+/// key: add a version (an ETag, a generation) where the bytes under a name can change.
+///
+/// # Examples
+///
+/// Two inputs over one cached source, and a clone and a slice of one of them: the blocks read
+/// by the first are not requested again.
+///
+/// ```
+/// use async_buffered_input::fetch::PositionalFetch;
+/// use async_buffered_input::source::{BlockCache, Cached, MemorySource};
+/// use async_buffered_input::AsyncBufferedInput;
+/// use std::sync::Arc;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let data: Vec<u8> = (0..=255).cycle().take(10_000).collect();
+/// let cache = BlockCache::with_block_size(64 * 1024, 1024);
+/// let source = Arc::new(Cached::new(MemorySource::new(data), cache.clone()));
+///
+/// let mut first = AsyncBufferedInput::with_capacity(256, PositionalFetch::from_arc(source.clone()));
+/// let mut buf = [0u8; 3000];
+/// first.read_bytes(&mut buf).await?; // blocks 0, 1 and 2: three requests
+/// assert_eq!(cache.stats().misses, 3);
+///
+/// let mut second = AsyncBufferedInput::with_capacity(256, PositionalFetch::from_arc(source));
+/// second.seek_to(1500);
+/// assert_eq!(second.read_byte().await?, (1500 % 256) as u8);
+/// let mut clone = first.clone();
+/// clone.seek_to(2900);
+/// assert_eq!(clone.read_byte().await?, (2900 % 256) as u8);
+/// let mut slice = first.slice(100, 900).await?;
+/// assert_eq!(slice.read_byte().await?, 100);
+/// assert_eq!(cache.stats().misses, 3); // no more requests
+/// # Ok(())
+/// # }
+/// ```
+pub struct Cached<S> {
+    inner: S,
+    cache: BlockCache,
+    key: SourceKey,
+    // The cache's, kept here for the arithmetic of every read.
+    block_size: u64,
+    // The source's length once known: asked of the source, or seen where a block came back
+    // short. The cache assumes the bytes do not change, so it is kept.
+    length: OnceLock<u64>,
+}
+
+impl<S: PositionalSource> Cached<S> {
+    /// Wraps `inner` with `cache`, keyed by the source's
+    /// [`resource`](PositionalSource::resource) when it has one (two sources with the same name
+    /// share blocks), else by a key of its own.
+    pub fn new(inner: S, cache: BlockCache) -> Self {
+        let key = match inner.resource() {
+            Some(name) => SourceKey::Named(name.into()),
+            None => cache.unique_key(),
+        };
+        Self::with_source_key(inner, cache, key)
+    }
+
+    /// Wraps `inner` with `cache`, keyed by `key`: sources with the same key share blocks, so
+    /// they must serve the same bytes.
+    pub fn with_key(inner: S, cache: BlockCache, key: impl Into<Arc<str>>) -> Self {
+        Self::with_source_key(inner, cache, SourceKey::Named(key.into()))
+    }
+
+    fn with_source_key(inner: S, cache: BlockCache, key: SourceKey) -> Self {
+        Self {
+            block_size: cache.block_size() as u64,
+            inner,
+            cache,
+            key,
+            length: OnceLock::new(),
+        }
+    }
+
+    /// The wrapped source.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The cache.
+    pub fn cache(&self) -> &BlockCache {
+        &self.cache
+    }
+
+    /// The key the blocks are kept under, if it is a name (`None` for a key of its own).
+    pub fn key(&self) -> Option<&str> {
+        match &self.key {
+            SourceKey::Named(name) => Some(name),
+            SourceKey::Unique(_) => None,
+        }
+    }
+
+    // ----- private helpers -----
+
+    fn block_key(&self, index: u64) -> BlockKey {
+        BlockKey {
+            source: self.key.clone(),
+            index,
+        }
+    }
+
+    /// Block `index`: from the cache, or loaded (once, however many readers want it at once).
+    /// Empty at or past the end of the source.
+    async fn block(&self, index: u64) -> io::Result<Bytes> {
+        let key = self.block_key(index);
+        // Only to tell a hit from a wait for another reader's request (not a read for moka's
+        // popularity estimate: `try_get_with` makes that one).
+        let held = self.cache.shared.blocks.contains_key(&key);
+        let loaded = AtomicBool::new(false);
+        let load = async {
+            loaded.store(true, Ordering::Relaxed);
+            self.load(index).await
+        };
+        let block = match self.cache.shared.blocks.try_get_with(key, load).await {
+            Ok(block) => block,
+            Err(e) => {
+                return match Arc::try_unwrap(e) {
+                    Ok(LoadError::PastEnd) => Ok(Bytes::new()),
+                    Ok(LoadError::Source(e)) => Err(e),
+                    Err(shared) => match &*shared {
+                        LoadError::PastEnd => Ok(Bytes::new()),
+                        LoadError::Source(e) => Err(io::Error::new(e.kind(), SharedError(shared))),
+                    },
+                };
+            }
+        };
+        if !loaded.load(Ordering::Relaxed) {
+            let c = self.cache.counters();
+            bump(if held { &c.hits } else { &c.coalesced });
+        }
+        self.saw_block(index, &block);
+        Ok(block)
+    }
+
+    /// Asks the inner source for block `index` (the cache's loader).
+    async fn load(&self, index: u64) -> Result<Bytes, LoadError> {
+        bump(&self.cache.counters().misses);
+        let start = index * self.block_size;
+        let mut block = self
+            .inner
+            .read_at(start, self.block_size as usize)
+            .await
+            .map_err(LoadError::Source)?;
+        if block.is_empty() {
+            return Err(LoadError::PastEnd);
+        }
+        block.truncate(self.block_size as usize); // a source that returned more than asked
+        Ok(block)
+    }
+
+    /// A short block ends the source: its length is known from now on.
+    fn saw_block(&self, index: u64, block: &Bytes) {
+        if (block.len() as u64) < self.block_size {
+            let _ = self
+                .length
+                .set(index * self.block_size + block.len() as u64);
+        }
+    }
+
+    /// Blocks `first..=last` in order, loaded at most [`MAX_BLOCKS_IN_FLIGHT`] at once, up to
+    /// the first short one (the end of the source: none after it is requested or returned).
+    async fn blocks(&self, first: u64, last: u64) -> io::Result<Vec<Bytes>> {
+        type BlockFuture<'a> = Pin<Box<dyn Future<Output = io::Result<Bytes>> + Send + 'a>>;
+        // `got[k]` is block `first + k` once loaded; blocks from `end` on are not wanted.
+        let mut got: Vec<Option<Bytes>> = Vec::new();
+        let mut end = last - first + 1;
+        let mut running: Vec<(u64, BlockFuture<'_>)> = Vec::new();
+        poll_fn(|cx| loop {
+            while running.len() < MAX_BLOCKS_IN_FLIGHT && (got.len() as u64) < end {
+                let k = got.len() as u64;
+                running.push((k, Box::pin(self.block(first + k))));
+                got.push(None);
+            }
+            let mut progressed = false;
+            let mut i = 0;
+            while i < running.len() {
+                let (k, block) = &mut running[i];
+                let k = *k;
+                match block.as_mut().poll(cx) {
+                    Poll::Pending => i += 1,
+                    Poll::Ready(result) => {
+                        drop(running.swap_remove(i));
+                        progressed = true;
+                        if k >= end {
+                            continue; // past a short block: not wanted
+                        }
+                        let block = result?;
+                        if (block.len() as u64) < self.block_size {
+                            end = k + 1;
+                        }
+                        got[k as usize] = Some(block);
+                    }
+                }
+            }
+            running.retain(|(k, _)| *k < end);
+            if running.is_empty() && got.len() as u64 >= end {
+                return Poll::Ready(Ok::<(), io::Error>(()));
+            }
+            if !progressed {
+                return Poll::Pending;
+            }
+        })
+        .await?;
+        got.truncate(end as usize);
+        Ok(got.into_iter().map(Option::unwrap_or_default).collect())
+    }
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The output of `future` if it is ready at its first poll; else `None` (and it is dropped).
+fn now_or_never<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
+    }
+}
+
+impl<S: PositionalSource> PositionalSource for Cached<S> {
+    /// The bytes at `[offset, offset + len)`, cut at the end of the source, from the blocks
+    /// that cover them: cached ones from the cache, missing ones requested of the inner source
+    /// (a whole block each, at most 16 at once; concurrent readers of a missing block wait for
+    /// one request).
+    ///
+    /// # Errors
+    ///
+    /// The inner source's, with their kind, for the first block (in offset order) that failed;
+    /// nothing is cached for it.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future keeps the blocks already loaded. A request it had in flight is
+    /// dropped with it; another reader waiting for that block then makes its own.
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        let mut end = offset.saturating_add(len as u64);
+        if let Some(&length) = self.length.get() {
+            end = end.min(length);
+        }
+        if end <= offset {
+            return Ok(Bytes::new());
+        }
+        let bs = self.block_size;
+        let (first, last) = (offset / bs, (end - 1) / bs);
+        let within = (offset - first * bs) as usize;
+        if first == last {
+            let block = self.block(first).await?;
+            let stop = (end - first * bs).min(block.len() as u64) as usize;
+            return Ok(block.slice(within.min(stop)..stop));
+        }
+        let blocks = self.blocks(first, last).await?;
+        let parts: Vec<Bytes> = blocks
+            .iter()
+            .enumerate()
+            .map(|(k, block)| {
+                let from = if k == 0 { within } else { 0 };
+                let block_end = (first + k as u64) * bs + block.len() as u64;
+                let to = block.len() - (block_end.saturating_sub(end) as usize).min(block.len());
+                block.slice(from.min(to)..to)
+            })
+            .filter(|part| !part.is_empty())
+            .collect();
+        match parts.as_slice() {
+            [] => Ok(Bytes::new()),
+            [one] => Ok(one.clone()),
+            _ => {
+                let total = parts.iter().map(Bytes::len).sum();
+                let mut out = BytesMut::with_capacity(total);
+                for part in &parts {
+                    out.extend_from_slice(part);
+                }
+                Ok(out.freeze())
+            }
+        }
+    }
+
+    /// The inner source's length, asked once and kept (or known from the short last block).
+    async fn len(&self) -> io::Result<u64> {
+        if let Some(&length) = self.length.get() {
+            return Ok(length);
+        }
+        let length = self.inner.len().await?;
+        Ok(*self.length.get_or_init(|| length))
+    }
+
+    /// Copies what the cache holds from `offset` on, block after block, up to the first block
+    /// it does not hold (or the end of `buf`, or of the source). Never waits and never asks the
+    /// inner source: 0 when the first block is not cached.
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        let bs = self.block_size;
+        let mut filled = 0;
+        while filled < buf.len() {
+            let at = offset.saturating_add(filled as u64);
+            let index = at / bs;
+            let key = self.block_key(index);
+            let Some(Some(block)) = now_or_never(self.cache.shared.blocks.get(&key)) else {
+                break;
+            };
+            self.saw_block(index, &block);
+            let within = (at - index * bs) as usize;
+            if within >= block.len() {
+                break; // at or past the end of the source
+            }
+            bump(&self.cache.counters().hits);
+            let n = (block.len() - within).min(buf.len() - filled);
+            buf[filled..filled + n].copy_from_slice(&block[within..within + n]);
+            filled += n;
+            if (block.len() as u64) < bs {
+                break;
+            }
+        }
+        filled
+    }
+
+    /// The inner source's.
+    fn resource(&self) -> Option<String> {
+        self.inner.resource()
+    }
+
+    /// The inner source's (the cache's blocks are not the input's buffers: they stay).
+    fn release_buffers(&self) {
+        self.inner.release_buffers();
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for Cached<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cached")
+            .field("inner", &self.inner)
+            .field("key", &self.key)
+            .field("block_size", &self.block_size)
+            .field("length", &self.length.get())
+            .finish()
+    }
+}
+
+impl fmt::Display for SharedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &*self.0 {
+            LoadError::Source(e) => fmt::Display::fmt(e, f),
+            LoadError::PastEnd => f.write_str("past the end of the source"),
+        }
+    }
+}
+
+impl StdError for SharedError {
+    // The shared error's own cause: this error shows its message, as the original would.
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match &*self.0 {
+            LoadError::Source(e) => e.source(),
+            LoadError::PastEnd => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::MemorySource;
+
+    fn data(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 7 + i / 251) as u8).collect()
+    }
+
+    #[tokio::test]
+    async fn ranges_across_blocks_and_the_end() {
+        let bytes = data(1000);
+        let cache = BlockCache::with_block_size(1 << 20, 64);
+        let source = Cached::new(MemorySource::new(bytes.clone()), cache.clone());
+        for (offset, len) in [
+            (0, 1),
+            (0, 64),
+            (63, 2),
+            (10, 500),
+            (960, 100),
+            (999, 5),
+            (1000, 1),
+            (5000, 3),
+        ] {
+            let got = source.read_at(offset, len).await.unwrap();
+            let start = (offset as usize).min(bytes.len());
+            let end = (start + len).min(bytes.len());
+            assert_eq!(&got[..], &bytes[start..end], "read_at({offset}, {len})");
+        }
+        assert_eq!(source.len().await.unwrap(), 1000);
+    }
+
+    #[tokio::test]
+    async fn one_block_is_a_slice_of_the_cached_block() {
+        let cache = BlockCache::with_block_size(1 << 20, 64);
+        let source = Cached::new(MemorySource::new(data(200)), cache);
+        let a = source.read_at(70, 10).await.unwrap();
+        let b = source.read_at(72, 10).await.unwrap();
+        assert_eq!(a.as_ptr().wrapping_add(2), b.as_ptr());
+    }
+
+    #[tokio::test]
+    async fn try_read_at_serves_cached_blocks_only() {
+        let cache = BlockCache::with_block_size(1 << 20, 64);
+        let source = Cached::new(MemorySource::new(data(200)), cache.clone());
+        let mut buf = [0u8; 100];
+        assert_eq!(source.try_read_at(0, &mut buf), 0);
+        source.read_at(0, 70).await.unwrap(); // blocks 0 and 1
+        assert_eq!(source.try_read_at(10, &mut buf), 100);
+        assert_eq!(&buf[..], &data(200)[10..110]);
+        assert_eq!(source.try_read_at(100, &mut buf), 28); // block 2 is not cached
+        source.read_at(195, 1).await.unwrap(); // block 3, short: the end
+        assert_eq!(source.try_read_at(192, &mut buf), 8);
+        assert_eq!(source.try_read_at(200, &mut buf), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "block size")]
+    fn a_zero_block_size_is_refused() {
+        let _ = BlockCache::with_block_size(100, 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "capacity")]
+    fn a_zero_capacity_is_refused() {
+        let _ = BlockCache::new(0);
+    }
+}
