@@ -4,12 +4,14 @@
 # Mounts a fresh folder over sshfs on loopback (scripts/sshfs.sh: direct_io,no_readahead, so every
 # read() on the mount is one SFTP round trip, as on an uncached network filesystem), writes a file
 # through the mount and times it with the `throughput` example of the harness crate (harness/,
-# release build). Prints the table, then asserts, from the JSON report, only the ordering, never
-# absolute speed:
+# release build). Prints the table, then asserts, from the JSON report (one row per row of the
+# table: the write and limit rows, then the cells), only the ordering, never absolute speed:
 #   - at 100-byte requests AsyncBufferedInput reads at least MIN_RATIO times faster than the
 #     unbuffered source, with every window size timed;
 #   - it makes far fewer source reads (round trips) per byte than the unbuffered source;
-#   - every complete cell read the same bytes (the example itself exits 1 otherwise).
+#   - the mount's limit row (1 MiB reads straight from it) read the whole file;
+#   - every row was verified byte for byte in its untimed pass (the example itself exits 1
+#     otherwise).
 # Then runs the ignored FUSE test of tests/source_page_cache.rs on the mount (FileSource notices
 # that FUSE refuses RWF_NOWAIT reads and reads through the blocking pool).
 # Tears everything down on exit, whatever happened.
@@ -55,7 +57,8 @@ log "timing $file ($FILE_SIZE) over sshfs"
 python3 - "$work/report.json" "$MIN_RATIO" <<'PY'
 import json, sys
 
-cells = json.load(open(sys.argv[1]))
+rows = json.load(open(sys.argv[1]))
+cells = [r for r in rows if r["row"] == "read"]
 min_ratio = float(sys.argv[2])
 
 def cell(reader, size, capacity):
@@ -66,6 +69,12 @@ def cell(reader, size, capacity):
 
 unbuffered = cell("unbuffered", 100, None)
 failures = []
+limit = next(r for r in rows if r["row"] == "limit")
+print(f"sshfs check: limit row (1 MiB reads straight from the mount): {limit['mb_per_second']:.3g} MB/s")
+if not limit["complete"]:
+    failures.append("the limit row did not read the whole file")
+failures += [f"{r['reader_name']} {r['read_size']} B: not verified ({r['mismatch'] or r['error']})"
+             for r in rows if r["verified"] is False]
 for capacity in sorted({c["capacity"] for c in cells if c["reader"] == "buffered"}):
     buffered = cell("buffered", 100, capacity)
     ratio = buffered["bytes_per_second"] / max(unbuffered["bytes_per_second"], 1e-9)

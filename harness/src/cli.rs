@@ -1,8 +1,8 @@
-//! The command line of the `throughput` example: its arguments, how they become a [`Plan`], and
-//! the run that prints the table (or JSON) and draws the chart.
+//! The command line of the `throughput` example: its arguments, how they become a [`Plan`] over
+//! one or several sources, and the run that prints the table (or JSON) and draws the chart.
 //!
-//! Exit status: 0 on success, 1 if the run fails or complete cells' checksums differ, 2 on a
-//! usage error.
+//! Exit status: 0 on success, 1 if the run fails, a cell fails, or a row read other bytes than the
+//! file holds, 2 on a usage error.
 
 use std::fs::File;
 use std::io::{self, IsTerminal};
@@ -19,23 +19,30 @@ use crate::plan::{Plan, ReaderKind};
 use crate::plot::write_svg;
 use crate::run::Event;
 use crate::sources::Source;
+use crate::units::{parse_duration, parse_nonzero_size, parse_nonzero_usize, parse_rate};
+use crate::workload::Pattern;
 
-/// Time sequential reads of a file at a sweep of request sizes, through AsyncBufferedInput (alone
-/// and with read-ahead), tokio's BufReader, the unbuffered source and a byte-at-a-time loop.
+/// Time reads of a file at a sweep of request sizes, through AsyncBufferedInput (alone and with
+/// read-ahead), tokio's BufReader, the unbuffered source and a byte-at-a-time loop, next to the
+/// source's limit (1 MiB reads straight from it, like dd bs=1M), for one or several sources side
+/// by side.
 ///
 /// Sizes take the units B, K/KiB, M/MiB, G/GiB (powers of 1024) and KB, MB, GB (powers of
 /// 1000); durations ns, us, ms, s (and min, h, ...); rates a size per second (100MB/s).
 #[derive(Parser, Debug)]
 #[command(name = "throughput", version)]
 struct Args {
-    /// Time this file (for example one on an NFS or SSHFS mount); it is not modified unless
-    /// --write is given. Default: a temporary file, written first and deleted at the end. Also
-    /// takes a URL: file:///path (a local file, like a path), and with the cargo feature
-    /// object-store http://, https:// and s3://bucket/key (AWS_* variables; read-only).
-    #[arg(long, value_name = "FILE|URL")]
-    path: Option<PathBuf>,
+    /// A source to time; repeat it to time several side by side, in one table. A file (for
+    /// example on an NFS or SSHFS mount), not modified unless --write is given, or a URL:
+    /// file:///path, and with the cargo feature object-store http://, https:// and
+    /// s3://bucket/key (AWS_* variables; read-only). NAME=... names the source in the table
+    /// (local=/tmp/f, s3=s3://b/k). Default: a temporary file, written first and deleted at the
+    /// end.
+    #[arg(long, value_name = "[NAME=]FILE|URL")]
+    path: Vec<String>,
 
-    /// Write the file first (created or overwritten), timing the write.
+    /// Write each local file first (created or overwritten), timing the write; URLs are read as
+    /// they are.
     #[arg(long)]
     write: bool,
 
@@ -60,13 +67,35 @@ struct Args {
     /// Readers to compare, comma-separated: buffered (AsyncBufferedInput), readahead
     /// (AsyncBufferedInput over the source's positional reads with read-ahead), bufreader
     /// (tokio's BufReader), unbuffered (the source itself), byteloop (read_u8 per byte over a
-    /// BufReader).
-    #[arg(long, value_name = "LIST", value_delimiter = ',',
-          default_value = "buffered,readahead,bufreader,unbuffered,byteloop", value_parser = parse_reader)]
-    readers: Vec<ReaderKind>,
+    /// BufReader); or none, for the write phase and the limit row only (the classic test).
+    #[arg(long, value_name = "LIST", default_value = "buffered,readahead,bufreader,unbuffered,byteloop",
+          value_parser = parse_readers)]
+    readers: ReaderList,
 
-    /// Read-ahead of the readahead reader: chunk size x chunks in flight, e.g. 1MiBx8
-    /// [default: 256KiBx4].
+    /// Access patterns, comma-separated: seq (from the first byte to the last), random (each
+    /// request at a random offset), clustered (runs of 16 consecutive requests at random
+    /// offsets; clustered:N for runs of N).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "seq",
+          value_parser = parse_pattern)]
+    pattern: Vec<Pattern>,
+
+    /// Concurrent readers per cell, comma-separated (1,4 times each cell with one and with four):
+    /// a sequential pass splits the file between them, a random one its requests.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "1",
+          value_parser = parse_tasks)]
+    tasks: Vec<usize>,
+
+    /// Seed of the random and clustered patterns.
+    #[arg(long, value_name = "N", default_value_t = Plan::DEFAULT_SEED)]
+    seed: u64,
+
+    /// Requests per pass of a random or clustered cell, all tasks together [default: as many as
+    /// read the file once, at most 10000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    requests: Option<u64>,
+
+    /// Read-ahead of the readahead reader, fixed: chunk size x chunks in flight, e.g. 256KiBx4
+    /// [default: adaptive, from 64 KiB x 2 up to 1 MiB x 8].
     #[arg(long, value_name = "SIZExDEPTH", value_parser = parse_read_ahead)]
     read_ahead: Option<ReadAhead>,
 
@@ -75,30 +104,32 @@ struct Args {
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     page_cache_reads: bool,
 
-    /// How many times each cell reads the whole file.
+    /// How many times each cell makes its requests.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
 
-    /// Time budget of each cell (reader, request size, window); a cell out of time reports what
-    /// it read, marked partial. "none" for no limit.
+    /// Time budget of each cell (reader, request size, window) and of each limit row; a cell out
+    /// of time reports what it read, marked partial. "none" for no limit.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_budget)]
     budget: Budget,
 
     /// Time budget of each cell of the unbuffered reader and the byte loop, which take minutes on
     /// large files (the smaller of this and --budget applies). "none" for no limit.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_budget)]
+    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = parse_budget)]
     slow_budget: Budget,
 
-    /// Simulate a slow network link: latency of every request (e.g. 2ms).
+    /// Simulate a slow network link to each local file: latency of every request (e.g. 2ms).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     latency: Option<Duration>,
 
-    /// Simulate a slow network link: bandwidth shared by a cell's requests (e.g. 100MB/s).
+    /// Simulate a slow network link to each local file: bandwidth shared by a cell's requests
+    /// (e.g. 100MB/s).
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]
     bandwidth: Option<u64>,
 
-    /// Print the report as JSON on stdout (an array of objects, one per cell) instead of the
-    /// table.
+    /// Print the report as JSON on stdout (an array of objects, one per row of the table: write,
+    /// limit and read rows, each with its source) instead of the table; the classic test's lines
+    /// go to stderr.
     #[arg(long)]
     json: bool,
 
@@ -106,12 +137,13 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     json_out: Option<PathBuf>,
 
-    /// Draw MB/s against request size (log scales), one line per reader and window, as SVG.
+    /// Draw MB/s against request size (log scales), one panel per source, one line per reader
+    /// and window, the limit dashed, as SVG.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
 
-    /// Open the file with O_DIRECT (Linux), bypassing the client's page cache so that every read
-    /// reaches the server: for NFS, whose client accepts unaligned direct reads. Local
+    /// Open each local file with O_DIRECT (Linux), bypassing the client's page cache so that
+    /// every read reaches the server: for NFS, whose client accepts unaligned direct reads. Local
     /// filesystems usually refuse them ("Invalid argument").
     #[arg(long, conflicts_with_all = ["latency", "bandwidth"])]
     direct: bool,
@@ -126,16 +158,32 @@ struct Args {
 #[derive(Clone, Copy, Debug)]
 struct Budget(Option<Duration>);
 
+/// `--readers`: a list, possibly empty (`none`).
+#[derive(Clone, Debug)]
+struct ReaderList(Vec<ReaderKind>);
+
 const DEFAULT_FILE_SIZE: u64 = 64 << 20;
 
 /// The `throughput` command: parses the process's arguments (printing usage and exiting with
-/// status 2 if they are wrong), runs the plan they describe, and prints the report. Errors go
-/// to stderr with their causes, `error: cannot open /mnt/f: No such file or directory (os
-/// error 2)`.
-///
-/// Needs a tokio runtime with the time driver enabled (`#[tokio::main]`).
-pub async fn main() -> ExitCode {
-    match run(Args::parse()).await {
+/// status 2 if they are wrong), builds a tokio runtime (one thread, or one worker per core when
+/// `--tasks` asks for concurrent readers), runs the plan they describe, and prints the report.
+/// Errors go to stderr with their causes, `error: cannot open /mnt/f: No such file or directory
+/// (os error 2)`.
+pub fn main() -> ExitCode {
+    let args = Args::parse();
+    let mut runtime = if args.tasks.iter().any(|&t| t > 1) {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match runtime.enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the tokio runtime: {}", chain(&e));
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
@@ -144,73 +192,119 @@ pub async fn main() -> ExitCode {
     }
 }
 
+/// One `--path`, with the source it names.
+struct Given {
+    /// The argument as given.
+    text: String,
+    /// The name before `=`, if any.
+    name: Option<String>,
+    /// A local file (a path or a `file://` URL) or a remote object.
+    target: Target,
+}
+
+enum Target {
+    Local(PathBuf),
+    Remote(Source),
+}
+
 async fn run(args: Args) -> Result<ExitCode, String> {
-    if args.read_ahead.is_some() && !args.readers.iter().any(|r| r.uses_read_ahead()) {
+    let readers = &args.readers.0;
+    let reads_ahead = readers.iter().any(|r| r.uses_read_ahead());
+    if args.read_ahead.is_some() && !reads_ahead {
         return Err(format!(
             "--read-ahead configures the {} reader, which --readers leaves out",
             ReaderKind::BufferedReadAhead.id()
         ));
     }
-    // A URL: file:// is a local path from here on; http(s):// and s3:// are remote.
-    let mut given_path = args.path.clone();
-    let mut remote = None;
-    if let Some(url) = args.path.as_deref().and_then(url_of) {
-        let source = Source::from_url(url).map_err(|e| url_error(url, &e))?;
-        match source.path() {
-            Some(local) => given_path = Some(local.to_path_buf()),
-            None => {
-                check_remote_args(&args, url)?;
-                given_path = None;
-                remote = Some(source);
+    let given = args
+        .path
+        .iter()
+        .map(|text| parse_path(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let locals = given
+        .iter()
+        .filter(|g| matches!(g.target, Target::Local(_)))
+        .count();
+    check_options(&args, &given, locals, reads_ahead)?;
+
+    // The sources, in the order given; without --path, a temporary file.
+    let mut temp = None;
+    let mut sources = Vec::with_capacity(given.len().max(1));
+    let writes = args.write || given.is_empty();
+    for g in given {
+        let source = match g.target {
+            Target::Remote(source) => source,
+            Target::Local(path) => {
+                check_readable(&path, args.write)?;
+                local_source(&args, &path)
             }
-        }
+        };
+        sources.push(match g.name {
+            Some(name) => source.named(name),
+            None => source,
+        });
     }
-    if !args.page_cache_reads {
-        if !args.readers.iter().any(|r| r.uses_read_ahead()) {
-            return Err(format!(
-                "--page-cache-reads configures the {} reader, which --readers leaves out",
-                ReaderKind::BufferedReadAhead.id()
-            ));
-        }
-        if remote.is_some() || args.direct || args.latency.is_some() || args.bandwidth.is_some() {
-            return Err(
-                "--page-cache-reads off applies to a local file read as it is: \
-                 a URL, --direct or a simulated link has no page cache reads to turn off"
-                    .to_string(),
-            );
-        }
+    if sources.is_empty() {
+        let file = tempfile::Builder::new()
+            .prefix("abi-throughput-")
+            .suffix(".bin")
+            .tempfile()
+            .map_err(|e| format!("cannot create a temporary file: {}", chain(&e)))?;
+        sources.push(local_source(&args, file.path()));
+        temp = Some(file);
     }
-    let (source, temp, write_len) = match remote {
-        Some(source) => (source, None, None),
-        None => local_source(&args, given_path.as_deref())?,
-    };
+
     let slow_budget = match (args.budget.0, args.slow_budget.0) {
         (Some(all), Some(slow)) => Some(all.min(slow)),
         (all, slow) => all.or(slow),
     };
-    let mut plan = Plan::new(source)
+    let mut plan = Plan::over(sources)
+        .patterns(args.pattern.iter().copied())
+        .tasks(args.tasks.iter().copied())
+        .seed(args.seed)
+        .random_requests(args.requests)
         .sizes(args.sizes.iter().copied())
         .capacities(args.capacities.iter().copied())
-        .readers(args.readers.iter().copied())
+        .readers(readers.iter().copied())
         .repetitions(args.repeat)
         .budget(args.budget.0)
         .reader_budget(ReaderKind::Unbuffered, slow_budget)
         .reader_budget(ReaderKind::ByteLoop, slow_budget)
         .read_ahead(args.read_ahead.unwrap_or_default());
-    if let Some(len) = write_len {
-        plan = plan.write_first(len, args.write_buffer);
+    if writes {
+        plan = plan.write_first(
+            args.file_size.unwrap_or(DEFAULT_FILE_SIZE),
+            args.write_buffer,
+        );
     }
     plan.validate().map_err(|e| chain(&e))?;
 
-    let progress = progress_bar(&args, plan.cells().len() as u64);
+    // Each cell advances the bar twice: timed, then verified.
+    let progress = progress_bar(
+        &args,
+        2 * (plan.cells().len() * plan.sources().len()) as u64,
+    );
     let json_mode = args.json;
+    let mut current = String::new();
     let observe = |event: Event<'_>| match event {
+        Event::SourceStarted { name, .. } => current = name.to_string(),
         Event::WriteStarted { path, len, .. } => {
-            progress.set_message(format!("writing {len} bytes to {}", path.display()));
+            progress.set_message(format!(
+                "{current}: writing {len} bytes to {}",
+                path.display()
+            ));
         }
-        Event::WriteFinished(report) if json_mode => progress.suspend(|| eprintln!("{report}")),
-        Event::CellStarted { cell, .. } => progress.set_message(cell.to_string()),
-        Event::CellFinished { .. } => progress.inc(1),
+        Event::WriteFinished(report) if json_mode => {
+            progress.suspend(|| eprintln!("{current}: {report}"));
+        }
+        Event::CellStarted { cell, .. } => progress.set_message(format!("{current}: {cell}")),
+        Event::CellTimed { .. } | Event::CellFinished { .. } => progress.inc(1),
+        Event::VerificationStarted { cells } => {
+            progress.set_message(format!("verifying {cells} cells (not timed)"));
+        }
+        Event::LimitFinished { name, report } if json_mode => {
+            progress.suspend(|| eprintln!("{name}: {report}"));
+        }
         _ => {}
     };
     let outcome = tokio::select! {
@@ -254,70 +348,149 @@ async fn run(args: Args) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot draw {}: {}", svg.display(), chain(&*e)))?;
         eprintln!("plot: {}", svg.display());
     }
-    if !report.checksums_agree() {
-        eprintln!("error: complete cells read different bytes (checksums differ); see the table");
+    if !report.verified() {
+        eprintln!(
+            "error: some rows read other bytes than the file holds (MISMATCH); see the report"
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    let failures = report.failures();
+    if !failures.is_empty() {
+        let hint = if args.direct {
+            " (with --direct: local file systems refuse unaligned direct reads, \
+             \"Invalid argument\"; --direct is meant for NFS)"
+        } else {
+            ""
+        };
+        eprintln!(
+            "error: {} cell(s) failed (FAILED in the report); the first: {} {}: {}{hint}",
+            failures.len(),
+            failures[0].0.name,
+            failures[0].1.cell,
+            failures[0].1.error.as_deref().unwrap_or_default()
+        );
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The local file to time (the given path, or a temporary file to write and delete), read as
-/// the options say: directly, over a simulated link, or with `O_DIRECT`; and the length to write
-/// first, if any.
-fn local_source(
-    args: &Args,
-    given: Option<&Path>,
-) -> Result<(Source, Option<tempfile::NamedTempFile>, Option<u64>), String> {
-    let (path, temp, write_len) = match given {
-        Some(path) => {
-            if !args.write && args.file_size.is_some() {
-                return Err(format!(
-                    "--file-size needs --write: {} is timed as it is",
-                    path.display()
-                ));
-            }
-            check_readable(path, args.write)?;
-            let len = args
-                .write
-                .then(|| args.file_size.unwrap_or(DEFAULT_FILE_SIZE));
-            (path.to_path_buf(), None, len)
+/// Reads one `--path`: an optional `NAME=`, then a file or a URL. A URL is parsed now, so that a
+/// bad one among several is named before anything runs.
+fn parse_path(text: &str) -> Result<Given, String> {
+    let (name, target) = match text.split_once('=') {
+        Some((name, rest)) if is_name(name) && !rest.is_empty() && !Path::new(text).exists() => {
+            (Some(name.to_string()), rest)
         }
-        None => {
-            let temp = tempfile::Builder::new()
-                .prefix("abi-throughput-")
-                .suffix(".bin")
-                .tempfile()
-                .map_err(|e| format!("cannot create a temporary file: {}", chain(&e)))?;
-            let path = temp.path().to_path_buf();
-            (
-                path,
-                Some(temp),
-                Some(args.file_size.unwrap_or(DEFAULT_FILE_SIZE)),
-            )
-        }
+        _ => (None, text),
     };
-    let source = if args.latency.is_some() || args.bandwidth.is_some() {
+    let target = match url_of(target) {
+        Some(url) => {
+            let source = Source::from_url(url)
+                .map_err(|e| format!("--path {text}: {}", url_error(url, &e)))?;
+            match source.path() {
+                Some(local) => Target::Local(local.to_path_buf()),
+                None => Target::Remote(source),
+            }
+        }
+        None => Target::Local(PathBuf::from(target)),
+    };
+    Ok(Given {
+        text: text.to_string(),
+        name,
+        target,
+    })
+}
+
+/// A source name: a letter, then letters, digits, `_`, `-` or `.`.
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// Refuses options that do not apply to the sources given, naming the source.
+fn check_options(
+    args: &Args,
+    given: &[Given],
+    locals: usize,
+    reads_ahead: bool,
+) -> Result<(), String> {
+    let first_remote = given
+        .iter()
+        .find(|g| matches!(g.target, Target::Remote(_)))
+        .map(|g| g.text.as_str());
+    let no_local = !given.is_empty() && locals == 0;
+    if let (true, Some(url)) = (no_local, first_remote) {
+        if args.write {
+            return Err(format!(
+                "cannot --write {url}: http(s) and s3 URLs are read-only here; --write needs a \
+                 local file (a path or a file:// URL)"
+            ));
+        }
+        if args.file_size.is_some() {
+            return Err(format!(
+                "--file-size is the length of a file to write; {url} is timed as it is"
+            ));
+        }
+        if args.latency.is_some() || args.bandwidth.is_some() {
+            return Err(format!(
+                "--latency and --bandwidth simulate a link to a local file; {url} is read over \
+                 the network as it is"
+            ));
+        }
+        if args.direct {
+            return Err(format!(
+                "--direct opens a local file with O_DIRECT; {url} is not a local file"
+            ));
+        }
+    }
+    if !given.is_empty() && !args.write && args.file_size.is_some() {
+        return Err(format!(
+            "--file-size needs --write: {} is timed as it is",
+            given[0].text
+        ));
+    }
+    if !args.page_cache_reads {
+        if !reads_ahead {
+            return Err(format!(
+                "--page-cache-reads configures the {} reader, which --readers leaves out",
+                ReaderKind::BufferedReadAhead.id()
+            ));
+        }
+        if no_local || args.direct || args.latency.is_some() || args.bandwidth.is_some() {
+            return Err(
+                "--page-cache-reads off applies to a local file read as it is: \
+                 a URL, --direct or a simulated link has no page cache reads to turn off"
+                    .to_string(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The local file at `path`, read as the options say: directly, over a simulated link, or with
+/// `O_DIRECT`.
+fn local_source(args: &Args, path: &Path) -> Source {
+    if args.latency.is_some() || args.bandwidth.is_some() {
         Source::slow_link(
-            &path,
+            path,
             args.latency.unwrap_or_default(),
             args.bandwidth.unwrap_or(0),
         )
-    } else if args.direct {
-        direct_source(&path)?
     } else {
-        Source::file(&path).page_cache_reads(args.page_cache_reads)
-    };
-    Ok((source, temp, write_len))
+        Source::file(path)
+            .direct(args.direct)
+            .page_cache_reads(args.page_cache_reads)
+    }
 }
 
 /// `--path`'s value if it is a URL (`scheme://...`), not a file name.
-fn url_of(path: &Path) -> Option<&str> {
-    let s = path.to_str()?;
-    let (scheme, _) = s.split_once("://")?;
+fn url_of(path: &str) -> Option<&str> {
+    let (scheme, _) = path.split_once("://")?;
     let mut chars = scheme.chars();
     let starts_well = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
     (starts_well && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-        .then_some(s)
+        .then_some(path)
 }
 
 /// A URL the harness cannot read, with the command that can when the feature is missing.
@@ -331,33 +504,6 @@ fn url_error(url: &str, e: &io::Error) -> String {
     } else {
         chain(e)
     }
-}
-
-/// Refuses the options that need a local file, for an http(s) or s3 URL.
-fn check_remote_args(args: &Args, url: &str) -> Result<(), String> {
-    if args.write {
-        return Err(format!(
-            "cannot --write {url}: http(s) and s3 URLs are read-only here; --write needs a local \
-             file (a path or a file:// URL)"
-        ));
-    }
-    if args.file_size.is_some() {
-        return Err(format!(
-            "--file-size is the length of a file to write; {url} is timed as it is"
-        ));
-    }
-    if args.latency.is_some() || args.bandwidth.is_some() {
-        return Err(format!(
-            "--latency and --bandwidth simulate a link to a local file; {url} is read over the \
-             network as it is"
-        ));
-    }
-    if args.direct {
-        return Err(format!(
-            "--direct opens a local file with O_DIRECT; {url} is not a local file"
-        ));
-    }
-    Ok(())
 }
 
 /// Fails early, with a clear message, on a path that cannot be timed. With `write`, only the
@@ -403,51 +549,6 @@ fn check_readable(path: &Path, write: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The file opened with `O_DIRECT` for each cell, so reads bypass the page cache: as a tokio
-/// `File` for the stream readers, as a `FileSource` for the read-ahead reader.
-#[cfg(target_os = "linux")]
-fn direct_source(path: &Path) -> Result<Source, String> {
-    use crate::error::context;
-    use crate::sources::BoxSource;
-    use async_buffered_input::source::FileSource;
-    use std::os::unix::fs::OpenOptionsExt;
-
-    async fn open_direct(file: PathBuf) -> io::Result<std::fs::File> {
-        tokio::task::spawn_blocking(move || {
-            std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_DIRECT)
-                .open(&file)
-                .map_err(|e| context(e, format!("cannot open {} with O_DIRECT", file.display())))
-        })
-        .await
-        .map_err(io::Error::other)?
-    }
-
-    let file = path.to_path_buf();
-    let open = move || {
-        let opening = open_direct(file.clone());
-        async move { Ok(Box::new(tokio::fs::File::from_std(opening.await?)) as BoxSource) }
-    };
-    let file = path.to_path_buf();
-    let open_positional = move || {
-        let file = file.clone();
-        async move {
-            let opened = open_direct(file.clone()).await?;
-            Ok(FileSource::from_std(opened, file))
-        }
-    };
-    Ok(
-        Source::custom_file(format!("{} (O_DIRECT)", path.display()), path, open)
-            .with_positional(open_positional),
-    )
-}
-
-#[cfg(not(target_os = "linux"))]
-fn direct_source(_path: &Path) -> Result<Source, String> {
-    Err("--direct needs Linux (O_DIRECT)".to_string())
-}
-
 fn progress_bar(args: &Args, cells: u64) -> ProgressBar {
     if args.no_progress || !io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -464,8 +565,27 @@ fn progress_bar(args: &Args, cells: u64) -> ProgressBar {
 
 // ----- argument parsers -----
 
-fn parse_reader(s: &str) -> Result<ReaderKind, String> {
-    s.trim().parse().map_err(|e: io::Error| e.to_string())
+/// `buffered,readahead`, or `none`.
+fn parse_readers(s: &str) -> Result<ReaderList, String> {
+    if s.trim().eq_ignore_ascii_case("none") {
+        return Ok(ReaderList(Vec::new()));
+    }
+    s.split(',')
+        .map(|r| r.trim().parse().map_err(|e: io::Error| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()
+        .map(ReaderList)
+}
+
+fn parse_pattern(s: &str) -> Result<Pattern, String> {
+    s.parse().map_err(|e: io::Error| e.to_string())
+}
+
+fn parse_tasks(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("a cell needs at least 1 task, got 0".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number of tasks")),
+    }
 }
 
 fn parse_on_off(s: &str) -> Result<bool, String> {
@@ -476,7 +596,7 @@ fn parse_on_off(s: &str) -> Result<bool, String> {
     }
 }
 
-/// `256KiBx4`, `1MiB x 8`: a chunk size (as [`parse_size`]) and a depth.
+/// `256KiBx4`, `1MiB x 8`: a chunk size (as `parse_size` reads it) and a depth.
 fn parse_read_ahead(s: &str) -> Result<ReadAhead, String> {
     let t = s.trim();
     let expected =
@@ -500,72 +620,6 @@ fn parse_read_ahead(s: &str) -> Result<ReadAhead, String> {
     ReadAhead::try_new(chunk_size, depth).map_err(|e| e.to_string())
 }
 
-/// `100`, `8K`, `8KiB`, `1.5MiB`, `64MB`, `1e6`: a number of bytes and a unit, any case. K, M, G
-/// and T are powers of 1024 like KiB, MiB, GiB and TiB; KB, MB, GB and TB powers of 1000.
-fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    if t.is_empty() {
-        return Err("empty size (two commas in a row?)".into());
-    }
-    let number = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let unit = &t[number.len()..];
-    // parse-size reads a bare K like KB (decimal); here it is KiB, as in `dd` and `head -c`.
-    let config = if unit.len() == 1 && !unit.eq_ignore_ascii_case("b") {
-        parse_size::Config::new().with_binary()
-    } else {
-        parse_size::Config::new()
-    };
-    let bytes = config.parse_size(t).map_err(|e| match e {
-        parse_size::Error::PosOverflow => "too large".to_string(),
-        _ if parse_size::parse_size(number).is_ok() => {
-            format!("unknown unit {unit:?}: use B, KiB, MiB, GiB, KB, MB or GB")
-        }
-        _ => "not a size: expected a number of bytes like 100, 8KiB or 64MB".to_string(),
-    })?;
-    // parse-size rounds to the nearest byte: a fraction of a byte is a mistake here.
-    let per_unit = config.parse_size(format!("1{unit}")).unwrap_or(1);
-    if number
-        .trim()
-        .parse::<f64>()
-        .is_ok_and(|n| (n * per_unit as f64).fract() != 0.0)
-    {
-        return Err("not a whole number of bytes".to_string());
-    }
-    Ok(bytes)
-}
-
-fn parse_nonzero_size(s: &str) -> Result<u64, String> {
-    match parse_size(s)? {
-        0 => Err("must be at least 1 byte, got 0".to_string()),
-        n => Ok(n),
-    }
-}
-
-fn parse_nonzero_usize(s: &str) -> Result<usize, String> {
-    let n = parse_nonzero_size(s)?;
-    usize::try_from(n).map_err(|_| "too large".to_string())
-}
-
-/// `150us`, `2ms`, `1.5s`, `1min 30s`, `0`: humantime's durations, and a bare 0.
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    use humantime::DurationError;
-
-    let t = s.trim();
-    if t.parse::<f64>() == Ok(0.0) {
-        return Ok(Duration::ZERO);
-    }
-    humantime::parse_duration(t).map_err(|e| match e {
-        DurationError::UnknownUnit { unit, .. } if unit.is_empty() => {
-            "needs a unit: ns, us, ms or s".to_string()
-        }
-        DurationError::UnknownUnit { unit, .. } => {
-            format!("unknown unit {unit:?}: use ns, us, ms, s, min or h")
-        }
-        DurationError::NumberOverflow => e.to_string(),
-        _ => "not a duration: expected a number and a unit, like 2ms or 1.5s".to_string(),
-    })
-}
-
 fn parse_budget(s: &str) -> Result<Budget, String> {
     match s.trim() {
         "none" | "off" | "unlimited" => Ok(Budget(None)),
@@ -578,106 +632,48 @@ fn parse_budget(s: &str) -> Result<Budget, String> {
     }
 }
 
-/// `100MB/s`, `1GiB/s`, `unlimited` (0).
-fn parse_rate(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    if matches!(t, "unlimited" | "none" | "0") {
-        return Ok(0);
-    }
-    let size = t.strip_suffix("/s").unwrap_or(t);
-    match parse_size(size)? {
-        0 => Err("a bandwidth of 0 moves nothing; use \"unlimited\" for no cap".to_string()),
-        n => Ok(n),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_take_binary_and_decimal_units() {
-        for (text, bytes) in [
-            ("100", 100),
-            ("100B", 100),
-            ("8K", 8 << 10),
-            ("8k", 8 << 10),
-            ("8Ki", 8 << 10),
-            ("8KiB", 8 << 10),
-            ("8 KiB", 8 << 10),
-            ("1.5MiB", 3 << 19),
-            ("2M", 2 << 20),
-            ("1G", 1 << 30),
-            ("1GiB", 1 << 30),
-            ("10KB", 10_000),
-            ("10kb", 10_000),
-            ("64MB", 64_000_000),
-            ("1GB", 1_000_000_000),
-            ("1e3", 1000),
-            ("0", 0),
-        ] {
-            assert_eq!(parse_size(text), Ok(bytes), "{text}");
-        }
-    }
-
-    #[test]
-    fn bad_sizes_say_what_is_wrong() {
-        for (text, message) in [
-            ("", "empty size (two commas in a row?)"),
-            ("x", "not a size"),
-            ("fast", "not a size"),
-            ("1.2.3", "not a size"),
-            ("8XB", "unknown unit \"XB\""),
-            ("8 QB", "unknown unit \"QB\""),
-            ("1.5", "not a whole number of bytes"),
-            ("0.1KiB", "not a whole number of bytes"),
-            ("99999999999999999999", "too large"),
-            ("100000PB", "too large"),
-        ] {
-            let err = parse_size(text).unwrap_err();
-            assert!(err.starts_with(message), "{text:?}: {err}");
-        }
-    }
-
-    #[test]
-    fn rates_are_sizes_per_second() {
-        assert_eq!(parse_rate("100MB/s"), Ok(100_000_000));
-        assert_eq!(parse_rate("1GiB/s"), Ok(1 << 30));
-        assert_eq!(parse_rate("unlimited"), Ok(0));
-        assert!(parse_rate("0B/s")
-            .unwrap_err()
-            .contains("use \"unlimited\""));
-    }
-
-    #[test]
-    fn durations_need_a_unit_except_zero() {
-        for (text, duration) in [
-            ("150us", Duration::from_micros(150)),
-            ("150µs", Duration::from_micros(150)),
-            ("2ms", Duration::from_millis(2)),
-            ("2 ms", Duration::from_millis(2)),
-            ("1.5s", Duration::from_millis(1500)),
-            ("1min 30s", Duration::from_secs(90)),
-            ("0", Duration::ZERO),
-            ("0s", Duration::ZERO),
-        ] {
-            assert_eq!(parse_duration(text), Ok(duration), "{text}");
-        }
-        for (text, message) in [
-            ("2", "needs a unit"),
-            ("2 fortnights", "unknown unit \"fortnights\""),
-            ("fast", "not a duration"),
-        ] {
-            let err = parse_duration(text).unwrap_err();
-            assert!(err.starts_with(message), "{text:?}: {err}");
-        }
-    }
+    use crate::units::parse_size;
 
     #[test]
     fn budgets_are_durations_or_none() {
         assert_eq!(parse_budget("none").unwrap().0, None);
         assert_eq!(parse_budget("2s").unwrap().0, Some(Duration::from_secs(2)));
         assert!(parse_budget("0s").unwrap_err().contains("use \"none\""));
+        assert_eq!(parse_size("1KiB"), Ok(1024));
+    }
+
+    #[test]
+    fn paths_may_be_named_and_urls_are_checked_at_once() {
+        let named = parse_path("local=/tmp/f.bin").unwrap();
+        assert_eq!(named.name.as_deref(), Some("local"));
+        assert!(matches!(&named.target, Target::Local(p) if p == Path::new("/tmp/f.bin")));
+        let plain = parse_path("/tmp/a=b.bin").unwrap();
+        assert_eq!(plain.name, None, "a slash before the = is a path");
+        let url = parse_path("disk=file:///tmp/x%20y").unwrap();
+        assert!(matches!(&url.target, Target::Local(p) if p == Path::new("/tmp/x y")));
+        let err = parse_path("s3=ftp://host/f").err().unwrap();
+        assert!(
+            err.starts_with("--path s3=ftp://host/f: unsupported URL scheme \"ftp\""),
+            "{err}"
+        );
+        assert!(!is_name("2fast") && !is_name("") && is_name("nfs-4.2"));
+    }
+
+    #[test]
+    fn readers_may_be_none() {
+        assert!(parse_readers("none").unwrap().0.is_empty());
+        assert_eq!(
+            parse_readers("buffered, readahead").unwrap().0,
+            [ReaderKind::Buffered, ReaderKind::BufferedReadAhead]
+        );
+        assert!(parse_readers("buffered,,x").is_err());
+        assert_eq!(
+            parse_tasks("0"),
+            Err("a cell needs at least 1 task, got 0".to_string())
+        );
     }
 
     #[test]

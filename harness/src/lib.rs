@@ -1,40 +1,56 @@
-//! The throughput harness of `async-buffered-input`: time sequential reads of a file at a sweep
-//! of request sizes, through several readers, over local or network-backed storage.
+//! The throughput harness of `async-buffered-input`: time reads of a file at a sweep of request
+//! sizes, through several readers, over local and network-backed storage, several sources side
+//! by side in one run.
 //!
 //! In the tradition of the classic I/O test that wrote a 1 MB file in 1 KB buffers, read it back
 //! and printed "Read a file of N bytes in S seconds for B bytes-per-second" for NFS, TCP-FTP and a
-//! native protocol side by side, a run compares, over the same source:
+//! native protocol side by side, a run times, for each [`Source`] (a local file, a mount, an
+//! `http(s)://` or `s3://` object, memory, a simulated link):
 //!
-//! - [`AsyncBufferedInput`](async_buffered_input::AsyncBufferedInput) over the source's stream
-//!   ([`ReaderKind::Buffered`]);
-//! - `AsyncBufferedInput` over a [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch)
-//!   with [`ReadAhead`](async_buffered_input::fetch::ReadAhead), over the source's positional
-//!   form ([`ReaderKind::BufferedReadAhead`]): the window plus read-ahead;
-//! - tokio's `BufReader` with `read_exact` ([`ReaderKind::BufReader`]);
-//! - the bare source with `read_exact` per request ([`ReaderKind::Unbuffered`]);
-//! - the byte loop, one `read_u8` per byte over a `BufReader`, as Lucene did before LUCENE-695
-//!   ([`ReaderKind::ByteLoop`]).
+//! - the write phase, if asked and the source takes writes ([`WriteReport`]);
+//! - the *limit*: one sequential pass of 1 MiB reads straight from the source, the `dd bs=1M`
+//!   of that backend ([`LimitReport`]), which every reader's figure is a fraction of;
+//! - one cell per reader, request size, window, access [`Pattern`] and number of concurrent
+//!   tasks ([`CellReport`]), comparing
+//!   - [`AsyncBufferedInput`](async_buffered_input::AsyncBufferedInput) over the source's stream
+//!     ([`ReaderKind::Buffered`]);
+//!   - `AsyncBufferedInput` over a
+//!     [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with
+//!     [`ReadAhead`](async_buffered_input::fetch::ReadAhead), over the source's positional
+//!     form ([`ReaderKind::BufferedReadAhead`]): the window plus read-ahead;
+//!   - tokio's `BufReader` with `read_exact` ([`ReaderKind::BufReader`]);
+//!   - the bare source with `read_exact` per request ([`ReaderKind::Unbuffered`]);
+//!   - the byte loop, one `read_u8` per byte over a `BufReader`, as Lucene did before
+//!     LUCENE-695 ([`ReaderKind::ByteLoop`]).
 //!
-//! Describe a run with a [`Plan`] over a [`Source`] (a local file, memory, a simulated link, or
-//! a URL: `file://`, and `http(s)://` or `s3://` with the feature `object-store`), run it, and
-//! get a [`Report`]: per cell (reader, request size, capacity) a [`CellReport`] with bytes,
-//! time, bytes and requests per second, the reads and seeks the source saw (counted by a
-//! [`CountingSource`] under every stream reader alike, and by a [`CountingPositionalSource`]
-//! under the read-ahead reader: its reads are the requests that reach the positional source),
-//! and a [`Checksum`] of the bytes read, so a run proves that every reader read the same data.
-//! A [time budget](Plan#time-budget) keeps slow readers from taking minutes; an optional write
-//! phase writes the file first and times that too ([`WriteReport`]).
+//! Timing is fair: the timed loop does with each request what a reader's user does (it looks
+//! at it: the first and last byte), and byte-exact verification happens in a second pass that is
+//! not timed, so every row is still proven to read the file's bytes ([`Mismatch`]). Each cell
+//! reports bytes, time, bytes and requests per second, per-request [`Latency`] (p50, p99), the
+//! reads and seeks the source saw (counted by a [`CountingSource`] under every stream reader
+//! alike, and by a [`CountingPositionalSource`] under the read-ahead reader), and its ratios to
+//! the limit and to `AsyncBufferedInput`. A [time budget](Plan#time-budget) keeps slow readers
+//! from taking minutes.
 //!
 //! The modules, one concept each:
 //!
 //! - `plan`: what to run: [`Plan`], its [`Cell`]s, the [`ReaderKind`]s;
-//! - `run`: running it: the write phase ([`fill_pattern`]), each cell's request loop and time
-//!   budget, the [`Event`]s an observer sees;
-//! - `sources`: where the bytes come from: [`Source`], its stream ([`BoxSource`]) and
-//!   positional ([`BoxPositionalSource`]) forms, `file://` and object store URLs;
+//! - `workload`: what a cell asks of the file: the [`Pattern`] and its seeded requests;
+//! - `sources`: where the bytes come from: [`Source`], its stream ([`BoxSource`]),
+//!   positional ([`BoxPositionalSource`]), raw and reference forms, `file://` and object store
+//!   URLs;
+//! - `write`: the file a run writes: the [pattern](fill_pattern) and the write phase;
+//! - `run`: running a plan: sources, limit rows, cells, tasks, the [`Event`]s an observer sees;
+//! - `readers`: the five readers, as the run drives them;
+//! - `limit`: the limit row;
+//! - `timing`: the meter around each request: time budget, sampled [`Latency`];
+//! - `truth`: what the bytes should be: the harness's pattern, or the source read straight;
+//! - `verify`: proving the bytes: the untimed passes on a pool of threads, the [`Checksum`],
+//!   the [`Mismatch`];
 //! - `counting`: [`CountingSource`] and [`CountingPositionalSource`], under every reader;
-//! - `report`: what was measured: [`Report`], [`CellReport`], [`WriteReport`], the table, the
-//!   JSON, the [`Checksum`];
+//! - `report`: what was measured: [`Report`], [`SourceReport`], [`CellReport`],
+//!   [`LimitReport`], [`WriteReport`], and the JSON; `table`: the text table;
+//! - `units`: sizes, durations and rates, read and printed;
 //! - [`plot`]: the SVG chart;
 //! - [`cli`]: the `throughput` example's command line:
 //!   `cargo run --release --example throughput -- --help`.
@@ -46,18 +62,23 @@
 //! # async fn main() -> std::io::Result<()> {
 //! let dir = std::env::temp_dir().join(format!("abi-harness-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir)?;
-//! let path = dir.join("data.bin");
 //!
-//! let report = Plan::new(Source::file(&path))
-//!     .write_first(256 * 1024, 1024)
-//!     .sizes([100, 65536])
-//!     .capacities([8192])
-//!     .budget(std::time::Duration::from_secs(5))
-//!     .run()
-//!     .await?;
+//! let report = Plan::over([
+//!     Source::file(dir.join("a.bin")).named("disk"),
+//!     Source::slow_link(dir.join("b.bin"), std::time::Duration::from_micros(200), 0),
+//! ])
+//! .write_first(256 * 1024, 1024)
+//! .sizes([100, 65536])
+//! .capacities([8192])
+//! .budget(std::time::Duration::from_secs(5))
+//! .run()
+//! .await?;
 //! println!("{report}");
-//! assert!(report.checksums_agree());
-//! assert_eq!(report.write.as_ref().unwrap().bytes, 256 * 1024);
+//! assert!(report.verified());
+//! assert_eq!(report.sources_agree(), Some(true));
+//! let disk = &report.sources[0];
+//! assert_eq!(disk.write.as_ref().unwrap().bytes, 256 * 1024);
+//! assert!(disk.limit.to_string().starts_with("Read a file of 262144 bytes in "));
 //! # std::fs::remove_dir_all(&dir)?;
 //! # Ok(())
 //! # }
@@ -73,14 +94,27 @@
 pub mod cli;
 mod counting;
 mod error;
+mod limit;
 mod plan;
 pub mod plot;
+mod readers;
 mod report;
 mod run;
 mod sources;
+mod table;
+mod timing;
+mod truth;
+mod units;
+mod verify;
+mod workload;
+mod write;
 
 pub use counting::{CountingPositionalSource, CountingSource};
 pub use plan::{Cell, Plan, ReaderKind};
-pub use report::{CellReport, Checksum, Report, WriteReport};
-pub use run::{fill_pattern, Event};
+pub use report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
+pub use run::Event;
 pub use sources::{BoxPositionalSource, BoxSource, ReadSeek, Source};
+pub use timing::Latency;
+pub use verify::{Checksum, Mismatch};
+pub use workload::Pattern;
+pub use write::fill_pattern;

@@ -7,33 +7,53 @@ use std::time::Duration;
 
 use async_buffered_input::fetch::ReadAhead;
 
-use crate::report::binary_size;
 use crate::sources::Source;
+use crate::units::binary_size;
+use crate::workload::Pattern;
 
-/// A description of a throughput run: what to read, at which request sizes, with which window
-/// capacities and readers, how many times, within which time budget, and whether to write the
-/// file first.
+/// A description of a throughput run: which sources to read, with which access patterns and
+/// numbers of concurrent tasks, at which request sizes, with which window capacities and
+/// readers, how many times, within which time budget, and whether to write the files first.
 ///
-/// The run times one cell per (reader, request size, capacity); readers without a window
-/// ([`ReaderKind::uses_capacity`]) once per request size. Each cell opens the source afresh,
-/// wraps it in a [`CountingSource`](crate::CountingSource), puts its reader on top and reads the
-/// whole file sequentially, `repetitions` times (seeking back to 0 between passes), in requests
-/// of the cell's size, hashing every request into a [`Checksum`](crate::Checksum). The
+/// For each source in turn, a run
+///
+/// 1. writes the file first if the plan says so and the source has a local [path](Source::path)
+///    (the write phase, timed: [`write_first`](Self::write_first));
+/// 2. times the source's *limit*: one sequential pass of 1 MiB reads straight from the source,
+///    the `dd bs=1M` of that backend, which every reader's figure is then a fraction of;
+/// 3. times one cell per (pattern, tasks, request size, capacity, reader); readers without a
+///    window ([`ReaderKind::uses_capacity`]) once per request size.
+///
+/// Each cell opens the source afresh for each of its tasks, wraps it in a
+/// [`CountingSource`](crate::CountingSource), puts its reader on top and makes its
+/// [requests](Pattern) `repetitions` times; the timed loop only looks at each request (its
+/// first and last byte, as a reader's user would). The
 /// [read-ahead reader](ReaderKind::BufferedReadAhead) opens the source's
-/// [positional form](Source::open_positional) instead, wraps it in a
-/// [`CountingPositionalSource`](crate::CountingPositionalSource), and reads it through an
-/// `AsyncBufferedInput` over a [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch)
-/// with the plan's [`read_ahead`](Self::read_ahead); that input asks the source's length before
-/// the clock starts, so read-ahead stops at the end of the file.
+/// [positional form](Source::open_positional) once per cell, shared by the cell's tasks, and
+/// reads it through an `AsyncBufferedInput` over a
+/// [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with the plan's
+/// [`read_ahead`](Self::read_ahead) and a
+/// [`CountingPositionalSource`](crate::CountingPositionalSource) per task; that input asks the
+/// source's length before the clock starts, so read-ahead stops at the end of the file.
+///
+/// # Verification
+///
+/// After its timed pass, every cell (and the limit row) is read again by fresh readers making
+/// the same requests, untimed, and every byte they hand out is compared with the truth: the
+/// harness's [pattern](crate::fill_pattern) when the run wrote the file or the limit row found
+/// the file to hold it, the source read straight otherwise. The verification pass also folds
+/// the first and last byte of every request as the timed pass did, so a timed pass that saw
+/// other bytes fails too. See [`CellReport::mismatch`](crate::CellReport::mismatch).
 ///
 /// # Time budget
 ///
 /// With a [`budget`](Self::budget), a cell stops at the first request that starts after its
-/// budget ran out, and reports what it read until then with
-/// [`complete`](crate::CellReport::complete) `false`. Unlimited by default. A reader can have a
-/// budget of its own ([`reader_budget`](Self::reader_budget)): typically a small one for the
-/// unbuffered reader and the byte loop, which take minutes on large files, while the others
-/// finish.
+/// budget ran out (checked every ~100 µs), and reports what it read until then with
+/// [`complete`](crate::CellReport::complete) `false`; its verification pass makes the same
+/// requests. Unlimited by default. A reader can have a budget of its own
+/// ([`reader_budget`](Self::reader_budget)): typically a small one for the unbuffered reader
+/// and the byte loop, which take minutes on large files, while the others finish. The limit
+/// row has the plan's budget.
 ///
 /// # Examples
 ///
@@ -50,10 +70,11 @@ use crate::sources::Source;
 ///     .run()
 ///     .await?;
 ///
-/// assert_eq!(report.cells.len(), 4);
-/// assert!(report.checksums_agree());
-/// let buffered = report.get(ReaderKind::Buffered, 100, Some(8192)).unwrap();
-/// let unbuffered = report.get(ReaderKind::Unbuffered, 100, None).unwrap();
+/// let memory = &report.sources[0];
+/// assert_eq!(memory.cells.len(), 4);
+/// assert!(report.verified());
+/// let buffered = memory.get(ReaderKind::Buffered, 100, Some(8192)).unwrap();
+/// let unbuffered = memory.get(ReaderKind::Unbuffered, 100, None).unwrap();
 /// assert_eq!(buffered.bytes, 100_000);
 /// assert_eq!(unbuffered.underlying_reads, 1000);
 /// assert!(buffered.underlying_reads < 20);
@@ -64,8 +85,11 @@ use crate::sources::Source;
 #[derive(Clone)]
 pub struct Plan {
     // Read by the run (`run.rs`).
-    pub(crate) source: Source,
+    pub(crate) sources: Vec<Source>,
+    // In the order given, without duplicates.
+    pub(crate) patterns: Vec<Pattern>,
     // Sorted, without duplicates.
+    pub(crate) tasks: Vec<usize>,
     pub(crate) sizes: Vec<usize>,
     pub(crate) capacities: Vec<usize>,
     // In the order given, without duplicates.
@@ -75,6 +99,8 @@ pub struct Plan {
     // Overrides of `budget`, one per reader at most.
     pub(crate) reader_budgets: Vec<(ReaderKind, Option<Duration>)>,
     pub(crate) read_ahead: ReadAhead,
+    pub(crate) seed: u64,
+    pub(crate) random_requests: Option<u64>,
     // The write phase: the file's length and the size of each write.
     pub(crate) write: Option<(u64, usize)>,
 }
@@ -84,12 +110,22 @@ impl Plan {
     pub const DEFAULT_SIZES: [usize; 6] = [1, 8, 100, 1000, 8192, 65536];
     /// The window capacities a new plan times: 8 KiB and 64 KiB.
     pub const DEFAULT_CAPACITIES: [usize; 2] = [8192, 65536];
+    /// The seed of a new plan's random and clustered patterns.
+    pub const DEFAULT_SEED: u64 = 1;
 
-    /// A plan to read `source` with the default sizes and capacities, every reader, once, with
-    /// no time budget, the default [`ReadAhead`], and no write phase.
+    /// A plan to read `source` sequentially with one task, the default sizes and capacities,
+    /// every reader, once, with no time budget, the default [`ReadAhead`], and no write phase.
     pub fn new(source: Source) -> Self {
+        Self::over([source])
+    }
+
+    /// Like [`new`](Self::new), over several sources, timed one after the other in the order
+    /// given.
+    pub fn over(sources: impl IntoIterator<Item = Source>) -> Self {
         Self {
-            source,
+            sources: sources.into_iter().collect(),
+            patterns: vec![Pattern::Sequential],
+            tasks: vec![1],
             sizes: Self::DEFAULT_SIZES.to_vec(),
             capacities: Self::DEFAULT_CAPACITIES.to_vec(),
             readers: ReaderKind::ALL.to_vec(),
@@ -97,8 +133,59 @@ impl Plan {
             budget: None,
             reader_budgets: Vec::new(),
             read_ahead: ReadAhead::default(),
+            seed: Self::DEFAULT_SEED,
+            random_requests: None,
             write: None,
         }
+    }
+
+    /// Adds a source, timed after the others.
+    #[must_use = "builder methods return the changed plan"]
+    pub fn add_source(mut self, source: Source) -> Self {
+        self.sources.push(source);
+        self
+    }
+
+    /// The access patterns to time, in the order given (duplicates dropped); sequential only by
+    /// default.
+    #[must_use = "builder methods return the changed plan"]
+    pub fn patterns(mut self, patterns: impl IntoIterator<Item = Pattern>) -> Self {
+        self.patterns.clear();
+        for pattern in patterns {
+            if !self.patterns.contains(&pattern) {
+                self.patterns.push(pattern);
+            }
+        }
+        self
+    }
+
+    /// The numbers of concurrent tasks to time each cell with (sorted; duplicates dropped); 1
+    /// by default. A cell of N tasks runs N readers at once over the same source, each with its
+    /// own share of the requests: a sequential pass splits the file into N contiguous parts, a
+    /// random one splits its requests. The tasks are spawned on the runtime the plan runs on:
+    /// on a multi-threaded runtime they run in parallel.
+    #[must_use = "builder methods return the changed plan"]
+    pub fn tasks(mut self, tasks: impl IntoIterator<Item = usize>) -> Self {
+        self.tasks = tasks.into_iter().collect();
+        self.tasks.sort_unstable();
+        self.tasks.dedup();
+        self
+    }
+
+    /// The seed of the random and clustered patterns ([`DEFAULT_SEED`](Self::DEFAULT_SEED)
+    /// unless set): the same seed makes the same requests in every run.
+    #[must_use = "builder methods return the changed plan"]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Requests per pass of a random or clustered cell, all tasks together; `None` (the
+    /// default) for as many as would read the file once, at most 10 000.
+    #[must_use = "builder methods return the changed plan"]
+    pub fn random_requests(mut self, requests: impl Into<Option<u64>>) -> Self {
+        self.random_requests = requests.into();
+        self
     }
 
     /// The request sizes to time, in bytes (sorted; duplicates dropped).
@@ -120,7 +207,8 @@ impl Plan {
         self
     }
 
-    /// The readers to compare, in the order given (duplicates dropped).
+    /// The readers to compare, in the order given (duplicates dropped). None at all is a plan
+    /// of the write phase and the limit row only: the classic test's two lines per source.
     #[must_use = "builder methods return the changed plan"]
     pub fn readers(mut self, readers: impl IntoIterator<Item = ReaderKind>) -> Self {
         self.readers.clear();
@@ -132,7 +220,7 @@ impl Plan {
         self
     }
 
-    /// How many times each cell reads the whole file (1 by default).
+    /// How many times each cell makes its requests (1 by default).
     #[must_use = "builder methods return the changed plan"]
     pub fn repetitions(mut self, repetitions: u32) -> Self {
         self.repetitions = repetitions;
@@ -140,8 +228,8 @@ impl Plan {
     }
 
     /// The time each cell may take, for readers without a
-    /// [budget of their own](Self::reader_budget); `None` (the default) for no limit. See
-    /// [Time budget](Self#time-budget).
+    /// [budget of their own](Self::reader_budget), and the limit row's; `None` (the default)
+    /// for no limit. See [Time budget](Self#time-budget).
     #[must_use = "builder methods return the changed plan"]
     pub fn budget(mut self, budget: impl Into<Option<Duration>>) -> Self {
         self.budget = budget.into();
@@ -187,48 +275,71 @@ impl Plan {
     }
 
     /// The read-ahead of the [read-ahead reader](ReaderKind::BufferedReadAhead)
-    /// ([`ReadAhead::default`] unless set: 256 KiB chunks, 4 at a time).
+    /// ([`ReadAhead::default`] unless set: adaptive, from 64 KiB chunks 2 at a time up to 1 MiB
+    /// chunks 8 at a time).
     #[must_use = "builder methods return the changed plan"]
     pub fn read_ahead(mut self, read_ahead: ReadAhead) -> Self {
         self.read_ahead = read_ahead;
         self
     }
 
-    /// Writes the source's file first: creates or truncates it and writes `len` bytes of the
-    /// [test pattern](crate::fill_pattern) in writes of `buffer_size` bytes, timed (up to
-    /// `sync_all`) into [`Report::write`](crate::Report::write). Needs a source with a
-    /// [`path`](Source::path).
+    /// Writes each source's file first, for the sources that have a local
+    /// [`path`](Source::path) (the others are read as they are): creates or truncates it and
+    /// writes `len` bytes of the [test pattern](crate::fill_pattern) in writes of `buffer_size`
+    /// bytes, timed (up to `sync_all`) into [`SourceReport::write`](crate::SourceReport::write).
     #[must_use = "builder methods return the changed plan"]
     pub fn write_first(mut self, len: u64, buffer_size: usize) -> Self {
         self.write = Some((len, buffer_size));
         self
     }
 
-    /// The source.
-    pub fn source(&self) -> &Source {
-        &self.source
+    /// The sources, in the order they are timed.
+    pub fn sources(&self) -> &[Source] {
+        &self.sources
     }
 
-    /// The cells the run times, in order: for each request size, each capacity with every reader
-    /// that has a window, then every reader without one.
+    /// The names the report gives the sources: each source's [`name`](Source::name), with
+    /// `#2`, `#3`, ... after the second and later sources of the same name.
+    pub fn source_names(&self) -> Vec<String> {
+        let names: Vec<String> = self.sources.iter().map(Source::name).collect();
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let earlier = names[..i].iter().filter(|n| *n == name).count();
+                if earlier == 0 {
+                    name.clone()
+                } else {
+                    format!("{name}#{}", earlier + 1)
+                }
+            })
+            .collect()
+    }
+
+    /// The cells the run times for each source, in order: for each pattern, each number of
+    /// tasks and each request size, each capacity with every reader that has a window, then
+    /// every reader without one.
     pub fn cells(&self) -> Vec<Cell> {
         let mut cells = Vec::new();
-        for &read_size in &self.sizes {
-            for &capacity in &self.capacities {
-                for &reader in self.readers.iter().filter(|r| r.uses_capacity()) {
-                    cells.push(Cell {
+        for &pattern in &self.patterns {
+            for &tasks in &self.tasks {
+                for &read_size in &self.sizes {
+                    let cell = |reader, capacity| Cell {
                         reader,
                         read_size,
-                        capacity: Some(capacity),
-                    });
+                        capacity,
+                        pattern,
+                        tasks,
+                    };
+                    for &capacity in &self.capacities {
+                        for &reader in self.readers.iter().filter(|r| r.uses_capacity()) {
+                            cells.push(cell(reader, Some(capacity)));
+                        }
+                    }
+                    for &reader in self.readers.iter().filter(|r| !r.uses_capacity()) {
+                        cells.push(cell(reader, None));
+                    }
                 }
-            }
-            for &reader in self.readers.iter().filter(|r| !r.uses_capacity()) {
-                cells.push(Cell {
-                    reader,
-                    read_size,
-                    capacity: None,
-                });
             }
         }
         cells
@@ -238,21 +349,27 @@ impl Plan {
     ///
     /// # Errors
     ///
-    /// `InvalidInput`, with a message saying what is wrong: no request sizes, no readers, a
-    /// request size or capacity of 0, no capacities while a reader needs one, 0 repetitions,
-    /// the read-ahead reader on a source without a
+    /// `InvalidInput`, with a message saying what is wrong: no sources, no request sizes, no
+    /// patterns, a request size, capacity or number of tasks of 0, no capacities while a reader
+    /// needs one, 0 repetitions, 0 random requests, the read-ahead reader on a source without a
     /// [positional form](Source::has_positional), or a write phase of 0 bytes, with 0-byte
-    /// writes, or on a source without a path.
+    /// writes, or where no source has a path.
     pub fn validate(&self) -> io::Result<()> {
         let invalid = |msg: String| Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
+        if self.sources.is_empty() {
+            return invalid("no sources to time".into());
+        }
         if self.sizes.is_empty() {
             return invalid("no request sizes to time".into());
         }
         if self.sizes.contains(&0) {
             return invalid("request size must be at least 1 byte, got 0".into());
         }
-        if self.readers.is_empty() {
-            return invalid("no readers to compare".into());
+        if self.patterns.is_empty() {
+            return invalid("no access patterns to time".into());
+        }
+        if self.tasks.is_empty() || self.tasks.contains(&0) {
+            return invalid("a cell needs at least 1 task, got 0".into());
         }
         if self.capacities.contains(&0) {
             return invalid("window capacity must be at least 1 byte, got 0".into());
@@ -263,14 +380,19 @@ impl Plan {
         if self.repetitions == 0 {
             return invalid("repetitions must be at least 1, got 0".into());
         }
-        if self.readers.iter().any(|r| r.uses_read_ahead()) && !self.source.has_positional() {
-            return invalid(format!(
-                "the reader {} ({}) reads a positional source, and {} has none: give it one with \
-                 Source::with_positional, or leave the reader out",
-                ReaderKind::BufferedReadAhead.name(),
-                ReaderKind::BufferedReadAhead.id(),
-                self.source.label()
-            ));
+        if self.random_requests == Some(0) {
+            return invalid("random and clustered passes need at least 1 request, got 0".into());
+        }
+        if self.readers.iter().any(|r| r.uses_read_ahead()) {
+            if let Some(source) = self.sources.iter().find(|s| !s.has_positional()) {
+                return invalid(format!(
+                    "the reader {} ({}) reads a positional source, and {} has none: give it one \
+                     with Source::with_positional, or leave the reader out",
+                    ReaderKind::BufferedReadAhead.name(),
+                    ReaderKind::BufferedReadAhead.id(),
+                    source.label()
+                ));
+            }
         }
         if let Some((len, buffer_size)) = self.write {
             if len == 0 {
@@ -281,10 +403,12 @@ impl Plan {
             if buffer_size == 0 {
                 return invalid("the write phase needs writes of at least 1 byte, got 0".into());
             }
-            if self.source.path().is_none() {
+            if self.sources.iter().all(|s| s.path().is_none()) {
+                let labels: Vec<&str> = self.sources.iter().map(Source::label).collect();
                 return invalid(format!(
-                    "the write phase needs a file, and {} has no path",
-                    self.source.label()
+                    "the write phase needs a file, and {} {} no path",
+                    labels.join(", "),
+                    if labels.len() == 1 { "has" } else { "have" }
                 ));
             }
         }
@@ -295,7 +419,9 @@ impl Plan {
 impl fmt::Debug for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Plan")
-            .field("source", &self.source)
+            .field("sources", &self.sources)
+            .field("patterns", &self.patterns)
+            .field("tasks", &self.tasks)
             .field("sizes", &self.sizes)
             .field("capacities", &self.capacities)
             .field("readers", &self.readers)
@@ -303,35 +429,62 @@ impl fmt::Debug for Plan {
             .field("budget", &self.budget)
             .field("reader_budgets", &self.reader_budgets)
             .field("read_ahead", &self.read_ahead)
+            .field("seed", &self.seed)
+            .field("random_requests", &self.random_requests)
             .field("write", &self.write)
             .finish()
     }
 }
 
-/// One measurement of a run: a reader, a request size and, for readers with a window, a
-/// capacity.
+/// One measurement of a run over a source: a reader, a request size and, for readers with a
+/// window, a capacity, with an access pattern and a number of concurrent tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Cell {
     /// The reader.
     pub reader: ReaderKind,
-    /// The size of each request, in bytes (the last request of a pass may be shorter).
+    /// The size of each request, in bytes (the last request of a sequential pass may be
+    /// shorter).
     pub read_size: usize,
     /// The window's capacity in bytes; `None` for readers without a window
     /// ([`ReaderKind::uses_capacity`]).
     pub capacity: Option<usize>,
+    /// The order the requests visit the file in.
+    pub pattern: Pattern,
+    /// Readers running at once, each with its own share of the requests.
+    pub tasks: usize,
+}
+
+impl Cell {
+    /// A cell of one task reading sequentially.
+    pub fn new(reader: ReaderKind, read_size: usize, capacity: Option<usize>) -> Self {
+        Self {
+            reader,
+            read_size,
+            capacity,
+            pattern: Pattern::Sequential,
+            tasks: 1,
+        }
+    }
 }
 
 impl fmt::Display for Cell {
-    /// `AsyncBufferedInput, 100 B requests, 8 KiB window`.
+    /// `AsyncBufferedInput, 100 B requests, 8 KiB window`, with the pattern and the tasks when
+    /// they are not sequential and 1: `tokio BufReader, 4 KiB random requests, 64 KiB window, 4
+    /// tasks`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}, {} requests",
-            self.reader,
-            binary_size(self.read_size as u64)
-        )?;
+        write!(f, "{}, {}", self.reader, binary_size(self.read_size as u64))?;
+        match self.pattern {
+            Pattern::Sequential => {}
+            Pattern::Random => f.write_str(" random")?,
+            Pattern::Clustered { run } => write!(f, " clustered (runs of {run})")?,
+        }
+        f.write_str(" requests")?;
         if let Some(capacity) = self.capacity {
             write!(f, ", {} window", binary_size(capacity as u64))?;
+        }
+        if self.tasks > 1 {
+            write!(f, ", {} tasks", self.tasks)?;
         }
         Ok(())
     }
@@ -521,5 +674,38 @@ mod tests {
                 ("unbuffered", 8, None),
             ]
         );
+    }
+
+    #[test]
+    fn patterns_and_tasks_come_before_sizes() {
+        let plan = Plan::new(Source::memory(vec![0u8; 10]))
+            .sizes([8])
+            .capacities([16])
+            .readers([ReaderKind::Buffered])
+            .patterns([Pattern::Random, Pattern::Sequential, Pattern::Random])
+            .tasks([4, 1]);
+        let cells: Vec<_> = plan
+            .cells()
+            .into_iter()
+            .map(|c| (c.pattern.id(), c.tasks))
+            .collect();
+        let expected = [("random", 1), ("random", 4), ("seq", 1), ("seq", 4)];
+        assert_eq!(cells, expected.map(|(p, t)| (p.to_string(), t)));
+        let cell = plan.cells()[1];
+        assert_eq!(
+            cell.to_string(),
+            "AsyncBufferedInput, 8 B random requests, 16 B window, 4 tasks"
+        );
+    }
+
+    #[test]
+    fn sources_of_the_same_name_are_numbered() {
+        let plan = Plan::over([
+            Source::memory(vec![1u8]),
+            Source::memory(vec![2u8]).named("a"),
+            Source::memory(vec![3u8]),
+            Source::memory(vec![4u8]),
+        ]);
+        assert_eq!(plan.source_names(), ["memory", "a", "memory#2", "memory#3"]);
     }
 }

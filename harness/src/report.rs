@@ -1,39 +1,261 @@
-//! What a run measured, and how it is shown: the [`Report`] of a run with its [`CellReport`]s and
-//! [`WriteReport`], the aligned table and the JSON they print as, and the [`Checksum`] that
-//! proves every reader read the same bytes.
+//! What a run measured: the [`Report`], one [`SourceReport`] per source with its
+//! [`WriteReport`], [`LimitReport`] and [`CellReport`]s, the ratios between them, and the JSON
+//! they print as. The text table is in `table.rs`.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use async_buffered_input::fetch::ReadAhead;
+use serde_json::{json, Value};
 
 use crate::plan::{Cell, ReaderKind};
+use crate::timing::Latency;
+use crate::units::{seconds, significant};
+use crate::verify::Mismatch;
 
-/// Everything a run measured: the write phase, if any, and one [`CellReport`] per cell, in the
-/// order of [`Plan::cells`](crate::Plan::cells).
+/// Everything a run measured: one [`SourceReport`] per source, in the order they were timed.
 ///
-/// Its [`Display`](fmt::Display) is the aligned table the `throughput` example prints, with
-/// MB/s (10^6 bytes per second) and each row's ratio to `AsyncBufferedInput`.
+/// Its [`Display`](fmt::Display) is the table the `throughput` example prints: per source the
+/// classic test's lines ("Wrote a file of N bytes in S seconds for B bytes-per-second", "Read a
+/// file ..."), then one table with a source column, the write and limit rows of each source and
+/// every cell, with MB/s (10^6 bytes per second), requests per second, latency, each row's
+/// fraction of its source's limit and its ratio to `AsyncBufferedInput`.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Report {
-    /// The source's [`label`](crate::Source::label).
-    pub source: String,
-    /// The file's length in bytes.
-    pub file_len: u64,
-    /// How many times each cell reads the file.
+    /// One report per source.
+    pub sources: Vec<SourceReport>,
+    /// How many times each cell made its requests.
     pub repetitions: u32,
     /// The window capacities of the run, in the order they were timed.
     pub capacities: Vec<usize>,
-    /// The write phase, if the run had one.
-    pub write: Option<WriteReport>,
-    /// One report per cell.
-    pub cells: Vec<CellReport>,
+    /// The seed of the random and clustered patterns.
+    pub seed: u64,
+    /// The read-ahead of the [read-ahead reader](ReaderKind::BufferedReadAhead) (whether or not
+    /// it ran; see [`read_ahead`](Self::read_ahead)).
+    pub read_ahead: ReadAhead,
 }
 
 impl Report {
-    /// The report of one cell, if the run timed it.
+    /// Whether every byte of every verification pass matched the file, and every timed pass
+    /// saw what its verification pass read, in every source. (A [failed](Self::failures) cell
+    /// has nothing to verify, so it does not count here.)
+    pub fn verified(&self) -> bool {
+        self.sources.iter().all(SourceReport::verified)
+    }
+
+    /// The cells that failed (see [`CellReport::error`]), with their source.
+    pub fn failures(&self) -> Vec<(&SourceReport, &CellReport)> {
+        self.sources
+            .iter()
+            .flat_map(|s| {
+                s.cells
+                    .iter()
+                    .filter(|r| r.error.is_some())
+                    .map(move |r| (s, r))
+            })
+            .collect()
+    }
+
+    /// Whether some cell ran out of time before making all its requests.
+    pub fn has_partial(&self) -> bool {
+        self.sources
+            .iter()
+            .any(|s| s.cells.iter().any(|r| !r.complete) || !s.limit.complete)
+    }
+
+    /// The read-ahead of the read-ahead reader, if the run timed it.
+    pub fn read_ahead(&self) -> Option<ReadAhead> {
+        self.sources
+            .iter()
+            .flat_map(|s| &s.cells)
+            .find_map(|r| r.read_ahead)
+    }
+
+    /// Whether every source whose limit row read the whole file read the same bytes (their
+    /// checksums agree); `None` with fewer than two such sources.
+    pub fn sources_agree(&self) -> Option<bool> {
+        let sums: Vec<u64> = self
+            .sources
+            .iter()
+            .filter(|s| s.limit.complete)
+            .map(|s| s.limit.checksum)
+            .collect();
+        (sums.len() >= 2).then(|| sums.iter().all(|&s| s == sums[0]))
+    }
+
+    /// The report as JSON: an array with one object per row of the table, source by source:
+    /// the write row (`"row": "write"`), the limit row (`"row": "limit"`), then one per cell
+    /// (`"row": "read"`). Every row has the same fields, `null` where one does not apply:
+    /// `source` (the label), `source_name`, `file_len`, `row`, `reader` (`write`, `limit` or a
+    /// reader's id), `reader_name`, `read_size`, `capacity`, `pattern`, `tasks`, `bytes`,
+    /// `requests`, `seconds`, `bytes_per_second`, `mb_per_second`, `requests_per_second`,
+    /// `latency_p50_ns`, `latency_p99_ns`, `latency_max_ns`, `latency_samples`,
+    /// `underlying_reads`, `underlying_seeks`, `underlying_bytes`, `verify_reads`, `checksum`
+    /// (a hex string: JSON numbers lose 64-bit precision in many readers), `verified`,
+    /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `limit_bytes_per_second`,
+    /// `ratio_to_limit`, `ratio_to_buffered`, `holds_pattern`, `reference_reads`,
+    /// `repetitions`, `seed`.
+    pub fn json(&self) -> Value {
+        let mut rows = Vec::new();
+        for source in &self.sources {
+            if let Some(write) = &source.write {
+                rows.push(self.row_json(source, Row::Write(write)));
+            }
+            rows.push(self.row_json(source, Row::Limit(&source.limit)));
+            for cell in &source.cells {
+                rows.push(self.row_json(source, Row::Read(cell)));
+            }
+        }
+        Value::Array(rows)
+    }
+
+    // ----- private helpers -----
+
+    /// One row of [`json`](Self::json).
+    fn row_json(&self, source: &SourceReport, row: Row<'_>) -> Value {
+        let mut value = json!({
+            "source": source.label,
+            "source_name": source.name,
+            "file_len": source.file_len,
+            "row": null, "reader": null, "reader_name": null, "read_size": null,
+            "capacity": null, "pattern": null, "tasks": null, "bytes": null, "requests": null,
+            "seconds": null, "bytes_per_second": null, "mb_per_second": null,
+            "requests_per_second": null, "latency_p50_ns": null, "latency_p99_ns": null,
+            "latency_max_ns": null, "latency_samples": null, "underlying_reads": null,
+            "underlying_seeks": null, "underlying_bytes": null, "verify_reads": null,
+            "checksum": null, "verified": null, "mismatch": null, "error": null, "complete": null,
+            "budget_seconds": null, "read_ahead": null,
+            "limit_bytes_per_second": source.limit.bytes_per_second(),
+            "ratio_to_limit": null, "ratio_to_buffered": null, "holds_pattern": null,
+            "reference_reads": source.reference_reads,
+            "repetitions": self.repetitions,
+            "seed": self.seed,
+        });
+        let latency = |value: &mut Value, latency: Option<Latency>| {
+            if let Some(l) = latency {
+                value["latency_p50_ns"] = json!(l.p50.as_nanos() as u64);
+                value["latency_p99_ns"] = json!(l.p99.as_nanos() as u64);
+                value["latency_max_ns"] = json!(l.max.as_nanos() as u64);
+                value["latency_samples"] = json!(l.samples);
+            }
+        };
+        let fields = match row {
+            Row::Write(w) => json!({
+                "row": "write",
+                "reader": "write",
+                "reader_name": "write",
+                "read_size": w.buffer_size,
+                "bytes": w.bytes,
+                "requests": w.writes,
+                "seconds": w.seconds(),
+                "bytes_per_second": w.bytes_per_second(),
+                "mb_per_second": w.mb_per_second(),
+                "requests_per_second": per_second(w.writes, w.elapsed),
+                "complete": true,
+            }),
+            Row::Limit(l) => {
+                latency(&mut value, l.latency);
+                json!({
+                    "row": "limit",
+                    "reader": "limit",
+                    "reader_name": "limit (1 MiB reads straight from the source)",
+                    "read_size": l.read_size,
+                    "pattern": "seq",
+                    "tasks": 1,
+                    "bytes": l.bytes,
+                    "requests": l.requests,
+                    "seconds": l.seconds(),
+                    "bytes_per_second": l.bytes_per_second(),
+                    "mb_per_second": l.mb_per_second(),
+                    "requests_per_second": l.requests_per_second(),
+                    "underlying_reads": l.underlying_reads,
+                    "verify_reads": l.verify_reads,
+                    "checksum": format!("{:#018x}", l.checksum),
+                    "verified": l.mismatch.is_none(),
+                    "mismatch": l.mismatch.as_ref().map(ToString::to_string),
+                    "complete": l.complete,
+                    "budget_seconds": l.budget.map(|b| b.as_secs_f64()),
+                    "ratio_to_limit": source.limit.complete.then_some(1.0),
+                    "holds_pattern": l.holds_pattern,
+                })
+            }
+            Row::Read(r) => {
+                latency(&mut value, r.latency);
+                json!({
+                    "row": "read",
+                    "reader": r.cell.reader.id(),
+                    "reader_name": r.cell.reader.name(),
+                    "read_size": r.cell.read_size,
+                    "capacity": r.cell.capacity,
+                    "pattern": r.cell.pattern.id(),
+                    "tasks": r.cell.tasks,
+                    "bytes": r.bytes,
+                    "requests": r.requests,
+                    "seconds": r.seconds(),
+                    "bytes_per_second": r.bytes_per_second(),
+                    "mb_per_second": r.mb_per_second(),
+                    "requests_per_second": r.requests_per_second(),
+                    "underlying_reads": r.underlying_reads,
+                    "underlying_seeks": r.underlying_seeks,
+                    "underlying_bytes": r.underlying_bytes,
+                    "verify_reads": r.verify_reads,
+                    "checksum": format!("{:#018x}", r.checksum),
+                    "verified": r.error.is_none() && r.mismatch.is_none(),
+                    "mismatch": r.mismatch.as_ref().map(ToString::to_string),
+                    "error": r.error,
+                    "complete": r.complete,
+                    "budget_seconds": r.budget.map(|b| b.as_secs_f64()),
+                    "read_ahead": r.read_ahead.map(|ahead| json!({
+                        "chunk_size": ahead.chunk_size(),
+                        "depth": ahead.depth(),
+                    })),
+                    "ratio_to_limit": source.ratio_to_limit(r),
+                    "ratio_to_buffered": source.ratio_to_buffered(r),
+                })
+            }
+        };
+        if let (Value::Object(all), Value::Object(these)) = (&mut value, fields) {
+            all.extend(these);
+        }
+        value
+    }
+}
+
+/// A row of the table or of the JSON.
+#[derive(Clone, Copy)]
+pub(crate) enum Row<'a> {
+    Write(&'a WriteReport),
+    Limit(&'a LimitReport),
+    Read(&'a CellReport),
+}
+
+/// What a run measured of one source: the write phase if the run wrote it, the limit row, and
+/// one [`CellReport`] per cell, in the order of [`Plan::cells`](crate::Plan::cells).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SourceReport {
+    /// The source's short name in the table (see [`Plan::source_names`](crate::Plan::source_names)).
+    pub name: String,
+    /// What it read ([`Source::label`](crate::Source::label)).
+    pub label: String,
+    /// The file's length in bytes.
+    pub file_len: u64,
+    /// The write phase, if the run wrote this source's file.
+    pub write: Option<WriteReport>,
+    /// One sequential pass of 1 MiB reads straight from the source.
+    pub limit: LimitReport,
+    /// One report per cell.
+    pub cells: Vec<CellReport>,
+    /// Reads the verification passes made of the source itself to learn what the bytes should
+    /// be: 0 when the file holds the harness's pattern (then the bytes are computed).
+    pub reference_reads: u64,
+}
+
+impl SourceReport {
+    /// The first cell of `reader` at `read_size` and `capacity` (whatever its pattern and
+    /// tasks), if the run timed one.
     pub fn get(
         &self,
         reader: ReaderKind,
@@ -45,14 +267,23 @@ impl Report {
         })
     }
 
-    /// The `AsyncBufferedInput` cell that `report` is compared with: the one at the same request
-    /// size and capacity, or, for a reader without a window, at the run's first capacity.
+    /// The report of `cell`, if the run timed it.
+    pub fn cell(&self, cell: &Cell) -> Option<&CellReport> {
+        self.cells.iter().find(|r| r.cell == *cell)
+    }
+
+    /// The `AsyncBufferedInput` cell that `report` is compared with: the one at the same
+    /// pattern, tasks, request size and capacity, or, for a reader without a window, at the
+    /// smallest capacity timed.
     pub fn baseline(&self, report: &CellReport) -> Option<&CellReport> {
-        let capacity = report
-            .cell
-            .capacity
-            .or_else(|| self.capacities.first().copied());
-        self.get(ReaderKind::Buffered, report.cell.read_size, capacity)
+        let c = report.cell;
+        self.cells.iter().find(|r| {
+            r.cell.reader == ReaderKind::Buffered
+                && r.cell.pattern == c.pattern
+                && r.cell.tasks == c.tasks
+                && r.cell.read_size == c.read_size
+                && (c.capacity.is_none() || r.cell.capacity == c.capacity)
+        })
     }
 
     /// `report`'s throughput divided by its [`baseline`](Self::baseline)'s: below 1 means
@@ -62,292 +293,143 @@ impl Report {
         (base > 0.0).then(|| report.bytes_per_second() / base)
     }
 
-    /// The checksum of the first complete cell: what every complete cell should have.
-    pub fn reference_checksum(&self) -> Option<u64> {
-        self.cells.iter().find(|r| r.complete).map(|r| r.checksum)
+    /// `report`'s throughput as a fraction of the [limit](Self::limit)'s: 1 is as fast as
+    /// reading the source straight in 1 MiB reads, one at a time.
+    pub fn ratio_to_limit(&self, report: &CellReport) -> Option<f64> {
+        let limit = self.limit.bytes_per_second();
+        (limit > 0.0).then(|| report.bytes_per_second() / limit)
     }
 
-    /// The complete cells whose checksum differs from the
-    /// [`reference_checksum`](Self::reference_checksum). Partial cells read less, so they are
-    /// not compared.
-    pub fn checksum_mismatches(&self) -> Vec<&CellReport> {
-        let Some(reference) = self.reference_checksum() else {
-            return Vec::new();
-        };
-        self.cells
-            .iter()
-            .filter(|r| r.complete && r.checksum != reference)
-            .collect()
+    /// The cells whose verification failed.
+    pub fn mismatches(&self) -> Vec<&CellReport> {
+        self.cells.iter().filter(|r| r.mismatch.is_some()).collect()
     }
 
-    /// Whether every complete cell read the same bytes.
-    pub fn checksums_agree(&self) -> bool {
-        self.checksum_mismatches().is_empty()
-    }
-
-    /// The read-ahead of the [read-ahead reader](ReaderKind::BufferedReadAhead), if the run
-    /// timed it.
-    pub fn read_ahead(&self) -> Option<ReadAhead> {
-        self.cells.iter().find_map(|r| r.read_ahead)
-    }
-
-    /// Whether some cell ran out of time before reading everything.
-    pub fn has_partial(&self) -> bool {
-        self.cells.iter().any(|r| !r.complete)
-    }
-
-    /// The report as JSON: an array with one object per cell, in the order of
-    /// [`cells`](Self::cells), with the cell's figures (`reader`, `read_size`, `capacity`,
-    /// `bytes`, `seconds`, `bytes_per_second`, `underlying_reads`, ...) and the run's
-    /// (`repetitions`, `file_len`, `source`). `checksum` is a hex string, since JSON numbers
-    /// lose 64-bit precision in many readers.
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::Value::Array(self.cells.iter().map(|r| self.cell_json(r)).collect())
-    }
-
-    // ----- private helpers -----
-
-    /// One cell of [`json`](Self::json).
-    fn cell_json(&self, r: &CellReport) -> serde_json::Value {
-        serde_json::json!({
-            "reader": r.cell.reader.id(),
-            "reader_name": r.cell.reader.name(),
-            "read_size": r.cell.read_size,
-            "capacity": r.cell.capacity,
-            "bytes": r.bytes,
-            "requests": r.requests,
-            "seconds": r.seconds(),
-            "bytes_per_second": r.bytes_per_second(),
-            "mb_per_second": r.mb_per_second(),
-            "requests_per_second": r.requests_per_second(),
-            "underlying_reads": r.underlying_reads,
-            "underlying_seeks": r.underlying_seeks,
-            "underlying_bytes": r.underlying_bytes,
-            "checksum": format!("{:#018x}", r.checksum),
-            "complete": r.complete,
-            "read_ahead": r.read_ahead.map(|ahead| serde_json::json!({
-                "chunk_size": ahead.chunk_size(),
-                "depth": ahead.depth(),
-            })),
-            "ratio_to_buffered": self.ratio_to_buffered(r),
-            "repetitions": self.repetitions,
-            "file_len": self.file_len,
-            "source": self.source,
-        })
-    }
-
-    /// `no time budget`, `time budget 2s per cell`, or `time budget per cell: 10s, 2s for byte
-    /// loop and unbuffered`.
-    fn budgets_summary(&self) -> String {
-        let show = |b: Option<Duration>| b.map_or_else(|| "none".to_string(), |b| format!("{b:?}"));
-        // Each reader's budget, in the order readers first appear.
-        let mut budgets: Vec<(ReaderKind, Option<Duration>)> = Vec::new();
-        for r in &self.cells {
-            if !budgets.iter().any(|(k, _)| *k == r.cell.reader) {
-                budgets.push((r.cell.reader, r.budget));
-            }
-        }
-        let Some(&(_, first)) = budgets.first() else {
-            return "no time budget".to_string();
-        };
-        if budgets.iter().all(|&(_, b)| b == first) {
-            return match first {
-                Some(b) => format!("time budget {b:?} per cell"),
-                None => "no time budget".to_string(),
-            };
-        }
-        // The first reader's budget (AsyncBufferedInput's, usually), then the others'.
-        let common = first;
-        let mut parts = vec![show(common)];
-        let mut others: Vec<Option<Duration>> = Vec::new();
-        for &(_, b) in &budgets {
-            if b != common && !others.contains(&b) {
-                others.push(b);
-            }
-        }
-        for b in others {
-            let names: Vec<&str> = budgets
-                .iter()
-                .filter(|(_, o)| *o == b)
-                .map(|(k, _)| k.name())
-                .collect();
-            parts.push(format!("{} for {}", show(b), names.join(" and ")));
-        }
-        format!("time budget per cell: {}", parts.join(", "))
+    /// Whether the limit row and every cell passed verification.
+    pub fn verified(&self) -> bool {
+        self.limit.mismatch.is_none() && self.mismatches().is_empty()
     }
 }
 
-impl fmt::Display for Report {
-    /// The aligned table: a header naming the source and units, one row per cell grouped by
-    /// request size, a note on partial cells, and the checksum verdict.
+/// The limit row of a source: one sequential pass of 1 MiB reads straight from the source (the
+/// source's raw form: `read` calls on a local file, as `dd bs=1M` makes; 1 MiB requests to an
+/// object store, one at a time), timed as the cells are, then verified.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct LimitReport {
+    /// The file's length.
+    pub file_len: u64,
+    /// Passes over the file, as many as the cells make (the plan's repetitions).
+    pub passes: u32,
+    /// The size of each read: 1 MiB.
+    pub read_size: usize,
+    /// Bytes read (the file's length times the passes, unless the budget ran out).
+    pub bytes: u64,
+    /// Reads made.
+    pub requests: u64,
+    /// Time from the first read to the last.
+    pub elapsed: Duration,
+    /// Per-read latency, sampled.
+    pub latency: Option<Latency>,
+    /// Read calls (or requests) the pass made of the source.
+    pub underlying_reads: u64,
+    /// Those of the verification pass.
+    pub verify_reads: u64,
+    /// The [`Checksum`](crate::Checksum) of the bytes read: of the whole file (read
+    /// [`passes`](Self::passes) times) when [`complete`](Self::complete), and then the same for
+    /// every source holding the same file.
+    pub checksum: u64,
+    /// Whether the passes read the whole file before the plan's budget ran out.
+    pub complete: bool,
+    /// The time the pass could take.
+    pub budget: Option<Duration>,
+    /// Whether the file holds the harness's [pattern](crate::fill_pattern) (the run wrote it,
+    /// or the verification pass read the whole file and found it so): the cells are then
+    /// verified against the pattern, without reading the source again.
+    pub holds_pattern: bool,
+    /// Why verification failed: the timed pass saw other bytes, or the file read back does not
+    /// hold what the write phase wrote.
+    pub mismatch: Option<Mismatch>,
+}
+
+impl LimitReport {
+    /// [`elapsed`](Self::elapsed) in seconds.
+    pub fn seconds(&self) -> f64 {
+        self.elapsed.as_secs_f64()
+    }
+
+    /// Bytes read per second.
+    pub fn bytes_per_second(&self) -> f64 {
+        per_second(self.bytes, self.elapsed)
+    }
+
+    /// Megabytes (10^6 bytes) read per second.
+    pub fn mb_per_second(&self) -> f64 {
+        self.bytes_per_second() / 1e6
+    }
+
+    /// Reads per second.
+    pub fn requests_per_second(&self) -> f64 {
+        per_second(self.requests, self.elapsed)
+    }
+}
+
+impl fmt::Display for LimitReport {
+    /// The classic test's line: `Read a file of 1048576 bytes in 0.002 seconds for 524288000
+    /// bytes-per-second.`, `Read a file of 1048576 bytes 3 times in ...` for several passes,
+    /// or, if the budget ran out first, `Read 524288 bytes of a file of 1048576 bytes in 10.000
+    /// seconds for 52429 bytes-per-second (the time budget ran out).`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let passes = if self.repetitions == 1 {
-            "pass"
+        let (time, rate) = (
+            seconds(self.seconds()),
+            significant(self.bytes_per_second().round(), 1),
+        );
+        let times = if self.passes > 1 {
+            format!(" {} times", self.passes)
         } else {
-            "passes"
+            String::new()
         };
-        write!(
-            f,
-            "Sequential reads of {}: {} bytes ({}), {} {passes} per cell",
-            self.source,
-            self.file_len,
-            binary_size(self.file_len),
-            self.repetitions,
-        )?;
-        writeln!(f, ", {}.", self.budgets_summary())?;
-        if let Some(write) = &self.write {
-            writeln!(
+        if self.complete {
+            write!(
                 f,
-                "{write} ({} writes of {} bytes)",
-                write.writes, write.buffer_size
-            )?;
-        }
-        writeln!(
-            f,
-            "MB/s = 10^6 bytes/s. \"vs buffered\" = MB/s / AsyncBufferedInput's MB/s at the same \
-             request size and window (its first window for readers without one)."
-        )?;
-        if let Some(ahead) = self.read_ahead() {
-            writeln!(
+                "Read a file of {} bytes{times} in {time} seconds for {rate} bytes-per-second.",
+                self.file_len
+            )
+        } else {
+            write!(
                 f,
-                "{} = AsyncBufferedInput over the source's positional reads with read-ahead \
-                 ({} chunks, {} at a time); its src reads are the requests that reach the \
-                 positional source, its src seeks the requests that do not continue the \
-                 previous one.",
-                ReaderKind::BufferedReadAhead.name(),
-                binary_size(ahead.chunk_size() as u64),
-                ahead.depth()
-            )?;
-        }
-        writeln!(f)?;
-
-        const HEADER: [&str; 11] = [
-            "reader",
-            "request",
-            "window",
-            "bytes read",
-            "seconds",
-            "MB/s",
-            "requests/s",
-            "src reads",
-            "src seeks",
-            "vs buffered",
-            "",
-        ];
-        let mut rows: Vec<Option<[String; 11]>> = Vec::new();
-        let mut previous_size = None;
-        for r in &self.cells {
-            if previous_size.is_some_and(|size| size != r.cell.read_size) {
-                rows.push(None);
-            }
-            previous_size = Some(r.cell.read_size);
-            rows.push(Some([
-                r.cell.reader.name().to_string(),
-                r.cell.read_size.to_string(),
-                r.cell
-                    .capacity
-                    .map_or_else(|| "-".to_string(), |c| c.to_string()),
-                r.bytes.to_string(),
-                seconds(r.seconds()),
-                significant(r.mb_per_second(), 3),
-                significant(r.requests_per_second().round(), 1),
-                r.underlying_reads.to_string(),
-                r.underlying_seeks.to_string(),
-                self.ratio_to_buffered(r)
-                    .map_or_else(|| "-".to_string(), |x| format!("{}x", significant(x, 3))),
-                if r.complete {
-                    String::new()
-                } else {
-                    "partial".to_string()
-                },
-            ]));
-        }
-        let mut widths = HEADER.map(str::len);
-        for row in rows.iter().flatten() {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.len());
-            }
-        }
-        let line = |f: &mut fmt::Formatter<'_>, cells: [&str; 11]| -> fmt::Result {
-            let mut out = String::new();
-            for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-                if i > 0 {
-                    out.push_str("  ");
-                }
-                // Names and the note left, numbers right.
-                if i == 0 || i == 10 {
-                    out.push_str(&format!("{cell:<w$}"));
-                } else {
-                    out.push_str(&format!("{cell:>w$}"));
-                }
-            }
-            writeln!(f, "{}", out.trim_end())
-        };
-        line(f, HEADER)?;
-        for row in &rows {
-            match row {
-                Some(row) => line(f, row.each_ref().map(String::as_str))?,
-                None => writeln!(f)?,
-            }
-        }
-
-        writeln!(f)?;
-        let partial = self.cells.iter().filter(|r| !r.complete).count();
-        if partial > 0 {
-            writeln!(
-                f,
-                "partial: {partial} of {} cells ran out of time before reading the file {} time(s); \
-                 their figures cover the bytes they read.",
-                self.cells.len(),
-                self.repetitions
-            )?;
-        }
-        let complete = self.cells.len() - partial;
-        match (
-            self.reference_checksum(),
-            self.checksum_mismatches().as_slice(),
-        ) {
-            (None, _) => writeln!(f, "checksums: no complete cell to compare."),
-            (Some(sum), []) => writeln!(
-                f,
-                "checksums: all {complete} complete cells read the same bytes ({sum:#018x})."
-            ),
-            (Some(sum), bad) => {
-                writeln!(
-                    f,
-                    "checksums: MISMATCH: {} of {complete} complete cells differ from {sum:#018x}:",
-                    bad.len()
-                )?;
-                for r in bad {
-                    writeln!(f, "  {}: {:#018x}", r.cell, r.checksum)?;
-                }
-                Ok(())
-            }
+                "Read {} bytes of a file of {} bytes{times} in {time} seconds for {rate} \
+                 bytes-per-second (the time budget ran out).",
+                self.bytes, self.file_len
+            )
         }
     }
 }
 
-/// What one [`Cell`] of a run measured: one reader reading the file sequentially, `repetitions`
-/// times, at one request size and capacity.
+/// What one [`Cell`] of a run measured: its tasks making their requests, `repetitions` times,
+/// at one request size and capacity.
 ///
 /// The counts of source operations come from the [`CountingSource`](crate::CountingSource)
 /// under the reader, so they mean the same for every stream reader. The
 /// [read-ahead reader](ReaderKind::BufferedReadAhead) reads the positional form of the
 /// source instead, and its counts come from a
 /// [`CountingPositionalSource`](crate::CountingPositionalSource): requests that reach the
-/// source, which is what a stream reader's reads are too (one request, one round trip).
+/// source, which is what a stream reader's reads are too (one request, one round trip). With
+/// several tasks, the counts are their sums.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct CellReport {
-    /// The reader, request size and capacity.
+    /// The reader, request size, capacity, pattern and tasks.
     pub cell: Cell,
-    /// Bytes the reader handed out, over all passes.
+    /// Bytes the readers handed out, over all passes and tasks.
     pub bytes: u64,
-    /// Requests made (reads of `read_size` bytes, or fewer at the end of the file).
+    /// Requests made.
     pub requests: u64,
-    /// Time from the first request to the last, seeks back to the start between passes
-    /// included; opening the source is not.
+    /// Time from the first request to the end of the last task, seeks between passes
+    /// included; opening and positioning the readers is not.
     pub elapsed: Duration,
+    /// Per-request latency, sampled (see [`Latency`]).
+    pub latency: Option<Latency>,
     /// Completed reads on the source (see
     /// [`CountingSource::reads`](crate::CountingSource::reads)); for the read-ahead reader,
     /// requests started on the positional source, read-ahead chunks included, whether or not
@@ -361,11 +443,22 @@ pub struct CellReport {
     /// Bytes the source returned: more than `bytes` when a window read ahead of the requests,
     /// fewer when a later pass found bytes still in the window.
     pub underlying_bytes: u64,
-    /// The [`Checksum`] of the bytes handed out, over all passes.
+    /// Source reads of the verification pass (counted the same way), which was not timed.
+    pub verify_reads: u64,
+    /// The [`Checksum`](crate::Checksum) of the bytes the verification pass handed out (for
+    /// several tasks, of their checksums in task order): with one task, a complete sequential
+    /// cell has the limit row's.
     pub checksum: u64,
+    /// Why verification failed, if it did: the first byte handed out that differs from the
+    /// file, or a timed pass that saw other bytes than its verification pass.
+    pub mismatch: Option<Mismatch>,
+    /// Why the cell failed, if it did: an error of its timed pass (its figures are then 0) or
+    /// of its verification pass, with its causes (`AsyncBufferedInput, 1 B requests, ...:
+    /// request at offset 0 (pass 1): ...`). The run goes on after a failed cell.
+    pub error: Option<String>,
     /// The time the cell could take (`None`: no limit).
     pub budget: Option<Duration>,
-    /// Whether the cell read the whole file `repetitions` times. `false` when the run's time
+    /// Whether every task made all its requests `repetitions` times. `false` when the time
     /// budget ran out first: the cell then reports what it read until then.
     pub complete: bool,
     /// The read-ahead of the read-ahead reader's cells; `None` for the other readers.
@@ -394,18 +487,11 @@ impl CellReport {
     }
 }
 
-/// `count / elapsed`, 0 for no count, and without dividing by a zero duration.
-fn per_second(count: u64, elapsed: Duration) -> f64 {
-    if count == 0 {
-        return 0.0;
-    }
-    count as f64 / elapsed.max(Duration::from_nanos(1)).as_secs_f64()
-}
-
 impl fmt::Display for CellReport {
     /// One line in the manner of the classic test: `AsyncBufferedInput, 100 B requests, 8 KiB
     /// window: read 1048576 bytes in 0.002 seconds for 524288000 bytes-per-second`, with
-    /// `(partial)` at the end of an incomplete cell.
+    /// `(partial: time budget ran out)` at the end of an incomplete cell and the mismatch of one
+    /// that failed verification.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -417,6 +503,12 @@ impl fmt::Display for CellReport {
         )?;
         if !self.complete {
             f.write_str(" (partial: time budget ran out)")?;
+        }
+        if let Some(mismatch) = &self.mismatch {
+            write!(f, " (MISMATCH: {mismatch})")?;
+        }
+        if let Some(error) = &self.error {
+            write!(f, " (FAILED: {error})")?;
         }
         Ok(())
     }
@@ -470,243 +562,10 @@ impl fmt::Display for WriteReport {
     }
 }
 
-/// A cheap, order-sensitive 64-bit checksum of a byte stream, to prove that two readers read the
-/// same bytes.
-///
-/// The stream is mixed eight bytes at a time (FxHash-style: rotate, xor, multiply) and finished
-/// with the SplitMix64 finalizer and the stream's length. The result depends only on the bytes
-/// and their order, not on how the stream was split into [`update`](Self::update) calls, so a
-/// reader that reads one byte at a time and one that reads 64 KiB at a time agree. It is fast
-/// (one multiply per eight bytes) and not cryptographic.
-///
-/// # Examples
-///
-/// ```
-/// use throughput_harness::Checksum;
-///
-/// let mut whole = Checksum::new();
-/// whole.update(b"hello, world");
-///
-/// let mut pieces = Checksum::new();
-/// for piece in [&b"hel"[..], b"lo, w", b"", b"orld"] {
-///     pieces.update(piece);
-/// }
-/// assert_eq!(whole.finish(), pieces.finish());
-/// assert_ne!(whole.finish(), Checksum::of(b"world, hello"));
-/// ```
-#[derive(Clone)]
-pub struct Checksum {
-    // Invariants: `tail_len < 8`; `tail` holds the last `tail_len` bytes of the stream (little
-    // endian, the earliest byte lowest) that do not fill a word yet, and is 0 above them; `state`
-    // has mixed every full word before them; `len` counts every byte.
-    state: u64,
-    tail: u64,
-    tail_len: u32,
-    len: u64,
-}
-
-const SEED: u64 = 0xcbf2_9ce4_8422_2325;
-const MULTIPLIER: u64 = 0x517c_c1b7_2722_0a95;
-
-impl Checksum {
-    /// An empty checksum (of no bytes).
-    pub const fn new() -> Self {
-        Self {
-            state: SEED,
-            tail: 0,
-            tail_len: 0,
-            len: 0,
-        }
+/// `count / elapsed`, 0 for no count, and without dividing by a zero duration.
+pub(crate) fn per_second(count: u64, elapsed: Duration) -> f64 {
+    if count == 0 {
+        return 0.0;
     }
-
-    /// The checksum of `bytes`, in one call.
-    pub fn of(bytes: &[u8]) -> u64 {
-        let mut sum = Self::new();
-        sum.update(bytes);
-        sum.finish()
-    }
-
-    /// Appends `bytes` to the stream.
-    #[inline]
-    pub fn update(&mut self, mut bytes: &[u8]) {
-        self.len += bytes.len() as u64;
-        if self.tail_len > 0 {
-            while self.tail_len < 8 {
-                let Some((&b, rest)) = bytes.split_first() else {
-                    return;
-                };
-                self.tail |= u64::from(b) << (8 * self.tail_len);
-                self.tail_len += 1;
-                bytes = rest;
-            }
-            self.mix(self.tail);
-            self.tail = 0;
-            self.tail_len = 0;
-        }
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let word: [u8; 8] = word.try_into().expect("chunks_exact(8) yields 8 bytes");
-            self.mix(u64::from_le_bytes(word));
-        }
-        for (i, &b) in words.remainder().iter().enumerate() {
-            self.tail |= u64::from(b) << (8 * i);
-        }
-        self.tail_len = words.remainder().len() as u32;
-        debug_assert!(self.tail_len < 8);
-    }
-
-    /// The checksum of every byte appended so far. The stream can go on after this.
-    pub fn finish(&self) -> u64 {
-        let mut h = self.state;
-        if self.tail_len > 0 {
-            h = (h.rotate_left(5) ^ self.tail).wrapping_mul(MULTIPLIER);
-        }
-        h ^= self.len;
-        // SplitMix64's finalizer, so that nearby streams give far-apart sums.
-        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        h ^ (h >> 31)
-    }
-
-    /// How many bytes the stream has had.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    /// Whether the stream has had no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    // ----- private helpers -----
-
-    #[inline(always)]
-    fn mix(&mut self, word: u64) {
-        self.state = (self.state.rotate_left(5) ^ word).wrapping_mul(MULTIPLIER);
-    }
-}
-
-impl Default for Checksum {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl fmt::Debug for Checksum {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Checksum")
-            .field("len", &self.len)
-            .field("sum", &format_args!("{:#018x}", self.finish()))
-            .finish()
-    }
-}
-
-// ----- number formatting, shared by the reports and labels -----
-
-/// `100 B`, `8 KiB`, `1.5 MiB`, `64 MiB`: binary units, exact where they can be.
-pub(crate) fn binary_size(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut unit = 0;
-    let mut value = n as f64;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else if value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{} {}", significant(value, 3), UNITS[unit])
-    }
-}
-
-/// `x` with about `digits` significant digits, without exponents: `1234`, `12.3`, `0.00123`.
-pub(crate) fn significant(x: f64, digits: i32) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let magnitude = x.abs().log10().floor() as i32;
-    let decimals = (digits - 1 - magnitude).max(0) as usize;
-    format!("{x:.decimals$}")
-}
-
-/// Seconds, with millisecond resolution for short times.
-pub(crate) fn seconds(s: f64) -> String {
-    if s < 10.0 {
-        format!("{s:.3}")
-    } else {
-        format!("{s:.1}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn data(n: usize) -> Vec<u8> {
-        (0..n)
-            .map(|i| (i.wrapping_mul(31) ^ (i >> 3)) as u8)
-            .collect()
-    }
-
-    #[test]
-    fn a_checksum_is_independent_of_how_the_stream_is_split() {
-        let data = data(1000);
-        let whole = Checksum::of(&data);
-        for step in [1, 2, 3, 7, 8, 9, 15, 64, 999, 1000] {
-            let mut sum = Checksum::new();
-            for chunk in data.chunks(step) {
-                sum.update(chunk);
-                assert!(sum.tail_len < 8);
-            }
-            assert_eq!(sum.finish(), whole, "step {step}");
-            assert_eq!(sum.len(), 1000);
-        }
-    }
-
-    #[test]
-    fn a_checksum_is_sensitive_to_order_length_and_content() {
-        let data = data(64);
-        let base = Checksum::of(&data);
-        let mut swapped = data.clone();
-        swapped.swap(3, 40);
-        assert_ne!(Checksum::of(&swapped), base);
-        assert_ne!(Checksum::of(&data[..63]), base);
-        let mut zeros = Checksum::new();
-        zeros.update(&[0; 8]);
-        assert_ne!(zeros.finish(), Checksum::of(&[0; 7]));
-        assert_ne!(zeros.finish(), Checksum::of(&[]));
-        let mut flipped = data.clone();
-        flipped[63] ^= 1;
-        assert_ne!(Checksum::of(&flipped), base);
-    }
-
-    #[test]
-    fn finishing_a_checksum_does_not_end_the_stream() {
-        let mut sum = Checksum::new();
-        sum.update(b"abc");
-        let _ = sum.finish();
-        sum.update(b"def");
-        assert_eq!(sum.finish(), Checksum::of(b"abcdef"));
-        assert!(!sum.is_empty());
-        assert!(Checksum::default().is_empty());
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(binary_size(1), "1 B");
-        assert_eq!(binary_size(1000), "1000 B");
-        assert_eq!(binary_size(8192), "8 KiB");
-        assert_eq!(binary_size(64 << 20), "64 MiB");
-        assert_eq!(binary_size(1536 << 10), "1.50 MiB");
-    }
-
-    #[test]
-    fn significant_digits() {
-        assert_eq!(significant(1234.4, 3), "1234");
-        assert_eq!(significant(12.345, 3), "12.3");
-        assert_eq!(significant(0.0012345, 3), "0.00123");
-        assert_eq!(significant(0.0, 3), "0");
-    }
+    count as f64 / elapsed.max(Duration::from_nanos(1)).as_secs_f64()
 }

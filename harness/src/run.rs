@@ -1,37 +1,50 @@
-//! Running a plan: the write phase, then each cell in turn (its reader over a counted source,
-//! the request loop, the clock and the time budget), and the [`Event`]s that tell an observer
-//! where the run is.
+//! Running a plan, in two phases: first everything is timed, one thing at a time (for each
+//! source the write phase, the limit row, then every cell's tasks), then everything is verified
+//! (the limit rows, then every cell, on a pool of threads: those passes are not timed); and the
+//! [`Event`]s that tell an observer where the run is.
 
-use std::fmt;
-use std::future::Future;
-use std::io::{self, SeekFrom};
+use std::io;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead, StreamFetch};
-use async_buffered_input::AsyncBufferedInput;
-use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufReader};
+use tokio::task::JoinSet;
 
-use crate::counting::{CountingPositionalSource, CountingSource};
-use crate::error::context;
-use crate::plan::{Cell, Plan, ReaderKind};
-use crate::report::{CellReport, Checksum, Report, WriteReport};
-use crate::sources::{BoxPositionalSource, BoxSource};
+use crate::error::{chain, context};
+use crate::limit::{time_limit, verify_limit, LimitTimed, LIMIT_READ};
+use crate::plan::{Cell, Plan};
+use crate::readers::{each_reader, Counts, Readers, RequestReader};
+use crate::report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
+use crate::sources::Source;
+use crate::timing::{Latency, Meter};
+use crate::truth::Truth;
+use crate::verify::{verify_cells, CellCheck, CellVerified, Fingerprint, Mismatch};
+use crate::workload::Requests;
+use crate::write::write_file;
 
 impl Plan {
-    /// Runs the plan: the write phase if any, then every cell in turn.
+    /// Runs the plan: for each source in turn, the write phase if any, the limit row, then
+    /// every cell, timed; then the verification passes of all of them.
+    ///
+    /// Every source is checked before anything is timed: a missing file, an unreachable server
+    /// or an empty file stops the run at once, naming the source. The timed passes run one at
+    /// a time on the calling task (a cell's tasks as spawned tasks). The verification passes,
+    /// which are not timed, run afterwards on one thread per core, each with a tokio runtime of
+    /// its own.
     ///
     /// # Errors
     ///
     /// The [`validate`](Self::validate) errors; an empty source (`InvalidInput`); any error
-    /// writing the file, opening the source or reading it, with a message naming the file or the
+    /// writing a file, opening a source or reading it, with a message naming the file or the
     /// cell and offset, and the failure that stopped it as its
-    /// [`source()`](std::error::Error::source).
+    /// [`source()`](std::error::Error::source). With several sources, the error's message
+    /// names the source (`source 2 of 4, sshfs`) and the rest of the chain says what failed.
+    /// A byte read wrong is not an error: the report says so ([`Report::verified`]).
     ///
     /// # Cancel safety
     ///
-    /// Not cancel safe: dropping the future abandons the run, and a write phase may leave the
-    /// file partly written.
+    /// Not cancel safe: dropping the future abandons the run (verification threads finish the
+    /// pass they are in), and a write phase may leave the file partly written.
     pub async fn run(&self) -> io::Result<Report> {
         self.run_with(|_| {}).await
     }
@@ -47,7 +60,169 @@ impl Plan {
     /// As [`run`](Self::run).
     pub async fn run_with(&self, mut observe: impl FnMut(Event<'_>)) -> io::Result<Report> {
         self.validate()?;
-        let write = match (self.write, self.source.path()) {
+        let names = self.source_names();
+        for (i, source) in self.sources.iter().enumerate() {
+            self.preflight(source)
+                .await
+                .map_err(|e| self.about(&names, i, e))?;
+        }
+
+        // Phase 1: time everything, one thing at a time.
+        let cells = self.cells();
+        let total = cells.len() * self.sources.len();
+        let mut timed = Vec::with_capacity(self.sources.len());
+        for (i, source) in self.sources.iter().enumerate() {
+            observe(Event::SourceStarted {
+                index: i,
+                total: self.sources.len(),
+                name: &names[i],
+                source,
+            });
+            let first = i * cells.len();
+            let source_timed = self
+                .time_source(source, &cells, first, total, &mut observe)
+                .await
+                .map_err(|e| self.about(&names, i, e))?;
+            timed.push(source_timed);
+        }
+
+        // Phase 2: verify everything.
+        observe(Event::VerificationStarted { cells: total });
+        let sources = self.verify_sources(&names, timed, &mut observe).await?;
+        Ok(Report {
+            sources,
+            repetitions: self.repetitions,
+            capacities: self.capacities.clone(),
+            seed: self.seed,
+            read_ahead: self.read_ahead,
+        })
+    }
+
+    // ----- private helpers -----
+
+    /// Phase 2: the limit rows, source by source (they decide what each source's bytes should
+    /// be), then every cell, on a pool of threads (one per core); the sources' reports.
+    async fn verify_sources<F: FnMut(Event<'_>)>(
+        &self,
+        names: &[String],
+        timed: Vec<SourceTimed>,
+        observe: &mut F,
+    ) -> io::Result<Vec<SourceReport>> {
+        let per_source = timed.first().map_or(0, |t| t.cells.len());
+        let total = per_source * timed.len();
+        let mut reports = Vec::with_capacity(timed.len());
+        let mut truths = Vec::with_capacity(timed.len());
+        let mut checks = Vec::with_capacity(total);
+        // The timed passes still to verify, by cell index (over all sources), and the reports.
+        let mut pending = Vec::with_capacity(total);
+        let mut verified: Vec<Option<CellReport>> = (0..total).map(|_| None).collect();
+        for (i, (source, t)) in self.sources.iter().zip(timed).enumerate() {
+            let limit = self
+                .verify_limit(source, t.file_len, t.limit, t.write.is_some())
+                .await
+                .map_err(|e| self.about(names, i, e))?;
+            observe(Event::LimitFinished {
+                name: &names[i],
+                report: &limit,
+            });
+            let truth = if limit.holds_pattern {
+                Truth::Pattern
+            } else {
+                Truth::of_source(source)
+            };
+            for cell in t.cells {
+                let index = pending.len();
+                if cell.error.is_some() {
+                    // Its timed pass failed: nothing to verify.
+                    verified[index] = Some(cell_report(cell, self, None));
+                    pending.push(None);
+                    continue;
+                }
+                checks.push((
+                    index,
+                    CellCheck {
+                        cell: cell.cell,
+                        source: source.clone(),
+                        read_ahead: self.read_ahead,
+                        requests: Arc::clone(&cell.requests),
+                        made: cell.tasks.iter().map(|t| t.made).collect(),
+                        truth: truth.clone(),
+                        file_len: t.file_len,
+                    },
+                ));
+                pending.push(Some(cell));
+            }
+            reports.push(SourceReport {
+                name: names[i].clone(),
+                label: source.label().to_string(),
+                file_len: t.file_len,
+                write: t.write,
+                limit,
+                cells: Vec::with_capacity(per_source),
+                reference_reads: 0,
+            });
+            truths.push(truth);
+        }
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (indices, checks): (Vec<usize>, Vec<CellCheck>) = checks.into_iter().unzip();
+        verify_cells(checks, workers, |k, result| {
+            let index = indices[k];
+            let cell = pending[index].take().expect("each cell verified once");
+            let report = cell_report(cell, self, Some(result));
+            observe(Event::CellFinished {
+                index,
+                total,
+                report: &report,
+            });
+            verified[index] = Some(report);
+            Ok(())
+        })
+        .await?;
+        // Cells are numbered source by source, in plan order.
+        for (index, report) in verified.into_iter().enumerate() {
+            reports[index / per_source]
+                .cells
+                .push(report.expect("every cell was verified"));
+        }
+        for (report, truth) in reports.iter_mut().zip(&truths) {
+            report.reference_reads = truth.reads();
+        }
+        Ok(reports)
+    }
+
+    /// `e`, naming source `i` when the plan has several.
+    fn about(&self, names: &[String], i: usize, e: io::Error) -> io::Error {
+        let n = self.sources.len();
+        if n == 1 {
+            e
+        } else {
+            context(e, format!("source {} of {n}, {}", i + 1, names[i]))
+        }
+    }
+
+    /// Checks, before anything is timed, that the source can be read (or, if the run writes
+    /// it, written): its length, or the folder it will be written in.
+    async fn preflight(&self, source: &Source) -> io::Result<()> {
+        if let (Some(_), Some(path)) = (self.write, source.path()) {
+            return check_writable(path);
+        }
+        let len = source.length().await?;
+        if len == 0 {
+            return Err(empty(source));
+        }
+        Ok(())
+    }
+
+    /// The timed phase of one source: the write phase, the limit row, the cells.
+    async fn time_source<F: FnMut(Event<'_>)>(
+        &self,
+        source: &Source,
+        cells: &[Cell],
+        first: usize,
+        total: usize,
+        observe: &mut F,
+    ) -> io::Result<SourceTimed> {
+        let write = match (self.write, source.path()) {
             (Some((len, buffer_size)), Some(path)) => {
                 observe(Event::WriteStarted {
                     path,
@@ -60,17 +235,14 @@ impl Plan {
             }
             _ => None,
         };
-        let file_len = self.source.length().await?;
+        let file_len = source.length().await?;
         if file_len == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is empty: nothing to time", self.source.label()),
-            ));
+            return Err(empty(source));
         }
-        let cells = self.cells();
-        let total = cells.len();
-        let mut reports: Vec<CellReport> = Vec::with_capacity(total);
-        for (index, &cell) in cells.iter().enumerate() {
+        let limit = time_limit(source, file_len, self.repetitions, self.budget, self.seed).await?;
+        let mut timed = Vec::with_capacity(cells.len());
+        for (k, &cell) in cells.iter().enumerate() {
+            let index = first + k;
             let budget = self.budget_for(cell.reader);
             observe(Event::CellStarted {
                 index,
@@ -78,43 +250,114 @@ impl Plan {
                 cell,
                 budget,
             });
-            let source = if cell.reader.uses_read_ahead() {
-                CellSource::Positional(self.source.open_positional().await?)
-            } else {
-                CellSource::Stream(self.source.open_at_start().await?)
-            };
-            let report = run_cell(
-                cell,
-                source,
+            let requests = Arc::new(Requests::new(
+                cell.pattern,
                 file_len,
-                self.repetitions,
-                budget,
-                self.read_ahead,
-            )
-            .await?;
-            observe(Event::CellFinished {
+                cell.read_size,
+                self.seed,
+                self.random_requests,
+                cell.tasks,
+            ));
+            // A cell that fails is reported as failed, and the run goes on: one reader a
+            // backend refuses does not void the comparison.
+            let measured = async {
+                let readers =
+                    Readers::open(cell, source, self.read_ahead, &requests.starts()).await?;
+                let (repetitions, seed) = (self.repetitions, self.seed);
+                each_reader!(readers, |readers| {
+                    time_tasks(readers, &requests, repetitions, budget, seed).await
+                })
+            }
+            .await;
+            let (elapsed, tasks, error) = match measured {
+                Ok((elapsed, tasks)) => (elapsed, tasks, None),
+                Err(e) => (Duration::ZERO, Vec::new(), Some(chain(&e))),
+            };
+            observe(Event::CellTimed {
                 index,
                 total,
-                report: &report,
+                cell,
+                elapsed,
             });
-            reports.push(report);
+            timed.push(CellTimed {
+                cell,
+                budget,
+                requests,
+                elapsed,
+                tasks,
+                error,
+            });
         }
-        Ok(Report {
-            source: self.source.label().to_string(),
+        Ok(SourceTimed {
             file_len,
-            repetitions: self.repetitions,
-            capacities: self.capacities.clone(),
             write,
-            cells: reports,
+            limit,
+            cells: timed,
+        })
+    }
+
+    /// The limit row's verification, and its report.
+    async fn verify_limit(
+        &self,
+        source: &Source,
+        file_len: u64,
+        timed: LimitTimed,
+        written: bool,
+    ) -> io::Result<LimitReport> {
+        let verified = verify_limit(source, file_len, timed.requests).await?;
+        let complete = timed.bytes == file_len * u64::from(self.repetitions);
+        let pattern = verified.pattern.mismatch();
+        let mismatch = if timed.fingerprint != verified.fingerprint {
+            Some(Mismatch::TimedPass)
+        } else if written {
+            // The file read back must hold what the write phase wrote.
+            pattern.clone()
+        } else {
+            None
+        };
+        Ok(LimitReport {
+            file_len,
+            passes: self.repetitions,
+            read_size: LIMIT_READ,
+            bytes: timed.bytes,
+            requests: timed.requests,
+            elapsed: timed.elapsed,
+            latency: Latency::of(timed.samples),
+            underlying_reads: timed.reads,
+            verify_reads: verified.reads,
+            checksum: verified.checksum.finish(),
+            complete,
+            budget: self.budget,
+            holds_pattern: pattern.is_none() && (complete || written),
+            mismatch,
         })
     }
 }
 
-/// What a run is doing, as [`Plan::run_with`] tells its observer: enough
-/// to drive a progress bar or a log.
+/// What the timed phase measured of one source.
+struct SourceTimed {
+    file_len: u64,
+    write: Option<WriteReport>,
+    limit: LimitTimed,
+    cells: Vec<CellTimed>,
+}
+
+/// What a run is doing, as [`Plan::run_with`] tells its observer: enough to drive a progress
+/// bar or a log.
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
 pub enum Event<'a> {
+    /// A source's timed phase is starting (its write phase, limit row and cells follow).
+    SourceStarted {
+        /// Its index in [`Plan::sources`].
+        index: usize,
+        /// How many sources the run has.
+        total: usize,
+        /// Its name in the report.
+        name: &'a str,
+        /// The source.
+        source: &'a Source,
+    },
     /// The write phase is starting.
     WriteStarted {
         /// The file being written.
@@ -126,20 +369,43 @@ pub enum Event<'a> {
     },
     /// The write phase is over.
     WriteFinished(&'a WriteReport),
-    /// A cell is starting.
+    /// A cell's timed pass is starting.
     CellStarted {
-        /// Its index in [`Plan::cells`].
+        /// Its index among all the run's cells (every source's, in order).
+        index: usize,
+        /// How many cells the run has, over all sources.
+        total: usize,
+        /// The cell.
+        cell: Cell,
+        /// The most the timed pass will take (the cell's time budget), if limited.
+        budget: Option<Duration>,
+    },
+    /// A cell's timed pass is over.
+    CellTimed {
+        /// Its index among all the run's cells.
         index: usize,
         /// How many cells the run has.
         total: usize,
         /// The cell.
         cell: Cell,
-        /// The most the cell will take (the run's time budget), if limited.
-        budget: Option<Duration>,
+        /// Its time.
+        elapsed: Duration,
     },
-    /// A cell is over.
+    /// Everything is timed; the verification passes start.
+    VerificationStarted {
+        /// How many cells they verify, over all sources.
+        cells: usize,
+    },
+    /// A source's limit row is verified (in the order of the sources).
+    LimitFinished {
+        /// The source's name in the report.
+        name: &'a str,
+        /// The limit row.
+        report: &'a LimitReport,
+    },
+    /// A cell is verified (in the order the passes finish), and its report complete.
     CellFinished {
-        /// Its index in [`Plan::cells`].
+        /// Its index among all the run's cells.
         index: usize,
         /// How many cells the run has.
         total: usize,
@@ -148,518 +414,222 @@ pub enum Event<'a> {
     },
 }
 
-// ----- the write phase -----
+// ----- the timed passes -----
 
-/// Creates (or truncates) `path` and writes `len` bytes of the [test pattern](fill_pattern) in
-/// writes of `buffer_size` bytes, timed up to `sync_all`.
-async fn write_file(path: &Path, len: u64, buffer_size: usize) -> io::Result<WriteReport> {
-    let failed = |what: &str, e: io::Error| context(e, format!("cannot {what} {}", path.display()));
-    let mut buf = vec![0u8; buffer_size];
+/// What a cell's timed pass measured.
+struct CellTimed {
+    cell: Cell,
+    budget: Option<Duration>,
+    requests: Arc<Requests>,
+    elapsed: Duration,
+    tasks: Vec<TaskTimed>,
+    // Why the timed pass failed, if it did: then `tasks` is empty and there is nothing to verify.
+    error: Option<String>,
+}
+
+/// What one task of a timed pass measured.
+struct TaskTimed {
+    made: u64,
+    bytes: u64,
+    fingerprint: Fingerprint,
+    samples: Vec<u64>,
+    counts: Counts,
+    end: Instant,
+}
+
+/// Runs one task per reader, at once, on one clock: the cell's time runs from the start to the
+/// end of the last task. Returns that time and what each task measured.
+async fn time_tasks<R: RequestReader>(
+    readers: Vec<R>,
+    requests: &Arc<Requests>,
+    repetitions: u32,
+    budget: Option<Duration>,
+    seed: u64,
+) -> io::Result<(Duration, Vec<TaskTimed>)> {
     let start = Instant::now();
-    let mut file = tokio::fs::File::create(path)
-        .await
-        .map_err(|e| failed("create", e))?;
-    let (mut pos, mut writes) = (0u64, 0u64);
-    while pos < len {
-        let n = (len - pos).min(buffer_size as u64) as usize;
-        fill_pattern(pos, &mut buf[..n]);
-        file.write_all(&buf[..n])
-            .await
-            .map_err(|e| failed("write", e))?;
-        pos += n as u64;
-        writes += 1;
+    let deadline = budget.map(|budget| start + budget);
+    let tasks = all_tasks(readers, |task, reader| {
+        time_task(
+            reader,
+            Arc::clone(requests),
+            task,
+            repetitions,
+            deadline,
+            seed,
+        )
+    })
+    .await?;
+    let end = tasks.iter().map(|t| t.end).max().unwrap_or(start);
+    Ok((end - start, tasks))
+}
+
+/// One task's requests, `repetitions` times: the loop that is timed. Each request is read into
+/// the same buffer and looked at, as a reader's user would, and nothing else.
+async fn time_task<R: RequestReader>(
+    mut reader: R,
+    requests: Arc<Requests>,
+    task: usize,
+    repetitions: u32,
+    deadline: Option<Instant>,
+    seed: u64,
+) -> io::Result<TaskTimed> {
+    let mut buf = vec![0u8; requests.largest()];
+    let mut meter = Meter::new(deadline, seed ^ (task as u64).rotate_left(32));
+    let mut fingerprint = Fingerprint::default();
+    let (mut made, mut bytes) = (0u64, 0u64);
+    'passes: for pass in 0..repetitions {
+        for (offset, len) in requests.walk(task) {
+            if !meter.before() {
+                break 'passes;
+            }
+            let request = &mut buf[..len];
+            if let Err(e) = reader.read_at(offset, request).await {
+                return Err(failed_request(e, task, offset, pass));
+            }
+            meter.after();
+            fingerprint.look(request);
+            made += 1;
+            bytes += len as u64;
+        }
     }
-    file.flush().await.map_err(|e| failed("write", e))?;
-    file.sync_all().await.map_err(|e| failed("sync", e))?;
-    let elapsed = start.elapsed();
-    Ok(WriteReport {
-        path: path.to_path_buf(),
-        bytes: len,
-        buffer_size,
-        writes,
-        elapsed,
+    let end = Instant::now();
+    Ok(TaskTimed {
+        made,
+        bytes,
+        fingerprint,
+        samples: meter.into_samples(),
+        counts: reader.counts(),
+        end,
     })
 }
 
-/// Fills `buf` with the harness's test pattern for the file offsets `offset..offset + buf.len()`.
-///
-/// The pattern is a fixed pseudo-random byte stream: byte `n` is byte `n % 8` (little endian) of
-/// SplitMix64 applied to `n / 8`. It looks like compressed data (no runs, no repeats), so a
-/// reader that returns bytes from the wrong offset changes the checksum, and any slice of it can
-/// be generated or checked without the rest. The write phase of a [`Plan`] writes it.
-///
-/// # Examples
-///
-/// ```
-/// use throughput_harness::fill_pattern;
-///
-/// let mut whole = [0u8; 20];
-/// fill_pattern(0, &mut whole);
-/// let mut part = [0u8; 7];
-/// fill_pattern(11, &mut part);
-/// assert_eq!(part, whole[11..18]);
-/// ```
-pub fn fill_pattern(offset: u64, buf: &mut [u8]) {
-    let mut at = offset;
-    let mut rest = buf;
-    // The unaligned head, byte by byte.
-    while at % 8 != 0 {
-        let Some((b, tail)) = rest.split_first_mut() else {
-            return;
-        };
-        *b = word(at / 8).to_le_bytes()[(at % 8) as usize];
-        at += 1;
-        rest = tail;
+// ----- shared -----
+
+/// Runs `job(task, item)` for every item at once and returns the results in task order: inline
+/// for one item, as spawned tasks for several (so that a multi-threaded runtime runs them in
+/// parallel).
+pub(crate) async fn all_tasks<I, T, F, Fut>(items: Vec<I>, job: F) -> io::Result<Vec<T>>
+where
+    I: Send + 'static,
+    T: Send + 'static,
+    F: Fn(usize, I) -> Fut,
+    Fut: std::future::Future<Output = io::Result<T>> + Send + 'static,
+{
+    if items.len() == 1 {
+        let item = items.into_iter().next().expect("one item");
+        return Ok(vec![job(0, item).await?]);
     }
-    let mut chunks = rest.chunks_exact_mut(8);
-    for chunk in &mut chunks {
-        chunk.copy_from_slice(&word(at / 8).to_le_bytes());
-        at += 8;
+    let mut set = JoinSet::new();
+    for (task, item) in items.into_iter().enumerate() {
+        let running = job(task, item);
+        set.spawn(async move { (task, running.await) });
     }
-    let tail = chunks.into_remainder();
-    let len = tail.len();
-    tail.copy_from_slice(&word(at / 8).to_le_bytes()[..len]);
+    let mut results: Vec<Option<T>> = (0..set.len()).map(|_| None).collect();
+    while let Some(joined) = set.join_next().await {
+        let (task, result) = joined.map_err(io::Error::other)?;
+        results[task] = Some(result?);
+    }
+    Ok(results
+        .into_iter()
+        .map(|r| r.expect("every task reported"))
+        .collect())
 }
 
-/// SplitMix64 of `i`.
-#[inline]
-fn word(i: u64) -> u64 {
-    let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-// ----- a cell -----
-
-type Counted = CountingSource<BoxSource>;
-type CountedPositional = PositionalFetch<CountingPositionalSource<BoxPositionalSource>>;
-
-/// What a cell reads: the source's stream, or its positional form for the read-ahead reader.
-enum CellSource {
-    Stream(BoxSource),
-    Positional(BoxPositionalSource),
-}
-
-/// Reads the `len` bytes of `source` `repetitions` times with the cell's reader, in requests of
-/// the cell's size, until done or out of `budget`. `read_ahead` configures the read-ahead
-/// reader.
-async fn run_cell(
-    cell: Cell,
-    source: CellSource,
-    len: u64,
-    repetitions: u32,
-    budget: Option<Duration>,
-    read_ahead: ReadAhead,
-) -> io::Result<CellReport> {
-    let capacity = || {
-        cell.capacity.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{cell}: no window capacity"),
-            )
-        })
+/// An error of the request at `offset`, in pass `pass` (from 0) of task `task`.
+pub(crate) fn failed_request(e: io::Error, task: usize, offset: u64, pass: u32) -> io::Error {
+    let task = if task > 0 {
+        format!(", task {task}")
+    } else {
+        String::new()
     };
-    let counted = match source {
-        CellSource::Stream(source) if !cell.reader.uses_read_ahead() => CountingSource::new(source),
-        CellSource::Positional(source) if cell.reader.uses_read_ahead() => {
-            let fetch = PositionalFetch::new(CountingPositionalSource::new(source))
-                .with_read_ahead(read_ahead);
-            let mut input = AsyncBufferedInput::try_with_capacity(capacity()?, fetch)?;
-            // Learn the length before the clock starts (one `len`, not a read), as the stream
-            // readers' sources are opened and sought to 0 before it: read-ahead then stops at
-            // the end instead of asking past it.
-            input
-                .length()
-                .await
-                .map_err(|e| context(e, format!("{cell}: cannot find the length")))?;
-            let timed = drive(
-                BufferedReadAhead(input),
-                cell.read_size,
-                len,
-                repetitions,
-                budget,
-            )
-            .await;
-            return report(cell, timed, len, repetitions, budget, Some(read_ahead));
-        }
-        _ => {
-            return Err(io::Error::other(format!(
-                "{cell}: the harness opened the wrong form of the source for this reader"
-            )))
-        }
-    };
-    let timed = match cell.reader {
-        ReaderKind::Buffered => {
-            let input = AsyncBufferedInput::try_with_capacity(capacity()?, counted)?;
-            drive(Buffered(input), cell.read_size, len, repetitions, budget).await
-        }
-        ReaderKind::BufReader => {
-            let reader = BufReader::with_capacity(capacity()?, counted);
-            drive(
-                TokioBufReader(reader),
-                cell.read_size,
-                len,
-                repetitions,
-                budget,
-            )
-            .await
-        }
-        ReaderKind::Unbuffered => {
-            drive(
-                Unbuffered(counted),
-                cell.read_size,
-                len,
-                repetitions,
-                budget,
-            )
-            .await
-        }
-        ReaderKind::ByteLoop => {
-            let reader = BufReader::with_capacity(capacity()?, counted);
-            drive(ByteLoop(reader), cell.read_size, len, repetitions, budget).await
-        }
-        ReaderKind::BufferedReadAhead => unreachable!("handled with the positional source"),
-    };
-    report(cell, timed, len, repetitions, budget, None)
+    context(
+        e,
+        format!("request at offset {offset} (pass {}{task})", pass + 1),
+    )
 }
 
-/// The cell's report from what [`drive`] measured.
-fn report(
-    cell: Cell,
-    timed: io::Result<Timed>,
-    len: u64,
-    repetitions: u32,
-    budget: Option<Duration>,
-    read_ahead: Option<ReadAhead>,
-) -> io::Result<CellReport> {
-    let timed = timed.map_err(|e| context(e, cell.to_string()))?;
-    let counts = &timed.counts;
-    Ok(CellReport {
+/// The report of a cell from its two passes; `verified` is `None` for a cell whose timed pass
+/// failed, and an error if its verification pass did.
+fn cell_report(
+    timed: CellTimed,
+    plan: &Plan,
+    verified: Option<io::Result<CellVerified>>,
+) -> CellReport {
+    let cell = timed.cell;
+    let mut fingerprint = Fingerprint::default();
+    let mut counts = Counts::default();
+    let mut samples = Vec::new();
+    let (mut bytes, mut made) = (0, 0);
+    let mut complete = timed.error.is_none();
+    for (task, t) in timed.tasks.into_iter().enumerate() {
+        fingerprint.combine(t.fingerprint);
+        counts = counts.add(t.counts);
+        samples.extend(t.samples);
+        bytes += t.bytes;
+        made += t.made;
+        complete &= t.made == timed.requests.of_task(task) * u64::from(plan.repetitions);
+    }
+    let (checksum, mismatch, verify_reads, error) = match verified {
+        Some(Ok(verified)) => {
+            // A byte read wrong says more than the fingerprint that it changed.
+            let mismatch = verified
+                .mismatch
+                .or_else(|| (fingerprint != verified.fingerprint).then_some(Mismatch::TimedPass));
+            (verified.checksum, mismatch, verified.reads, None)
+        }
+        Some(Err(e)) => (0, None, 0, Some(chain(&e))),
+        None => (0, None, 0, timed.error),
+    };
+    CellReport {
         cell,
-        bytes: timed.bytes,
-        requests: timed.requests,
+        bytes,
+        requests: made,
         elapsed: timed.elapsed,
+        latency: Latency::of(samples),
         underlying_reads: counts.reads,
         underlying_seeks: counts.seeks,
         underlying_bytes: counts.bytes,
-        checksum: timed.checksum.finish(),
-        budget,
-        complete: timed.bytes == len * u64::from(repetitions),
-        read_ahead,
-    })
-}
-
-/// What [`drive`] measured.
-struct Timed {
-    bytes: u64,
-    requests: u64,
-    elapsed: Duration,
-    checksum: Checksum,
-    counts: Counts,
-}
-
-/// What the source under a reader saw (see [`CellReport`]'s `underlying_*` fields).
-struct Counts {
-    reads: u64,
-    seeks: u64,
-    bytes: u64,
-}
-
-impl Counts {
-    fn of_stream(counted: &Counted) -> Self {
-        Self {
-            reads: counted.reads(),
-            seeks: counted.seeks(),
-            bytes: counted.bytes(),
-        }
-    }
-}
-
-/// A reader as the harness drives it: one request at a time, and back to offset 0 between
-/// passes.
-trait RequestReader {
-    /// Fills `buf` with the next `buf.len()` bytes.
-    fn read_request(&mut self, buf: &mut [u8]) -> impl Future<Output = io::Result<()>> + Send;
-    /// Goes back to offset 0.
-    fn rewind(&mut self) -> impl Future<Output = io::Result<()>> + Send;
-    /// What the counted source under the reader saw.
-    fn counts(&self) -> Counts;
-}
-
-/// The request loop, the same for every reader: the clock and the budget around it, the
-/// checksum after each request.
-async fn drive<R: RequestReader>(
-    mut reader: R,
-    size: usize,
-    len: u64,
-    repetitions: u32,
-    budget: Option<Duration>,
-) -> io::Result<Timed> {
-    let mut buf = vec![0u8; size];
-    let mut checksum = Checksum::new();
-    let (mut bytes, mut requests) = (0u64, 0u64);
-    let start = Instant::now();
-    let mut budget = Budget::starting_now(budget);
-    'passes: for pass in 0..repetitions {
-        if pass > 0 {
-            reader.rewind().await?;
-        }
-        let mut pos = 0u64;
-        while pos < len {
-            if budget.exhausted() {
-                break 'passes;
-            }
-            let n = (len - pos).min(size as u64) as usize;
-            let request = &mut buf[..n];
-            reader
-                .read_request(request)
-                .await
-                .map_err(|e| context(e, format!("request at offset {pos} (pass {})", pass + 1)))?;
-            checksum.update(request);
-            pos += n as u64;
-            bytes += n as u64;
-            requests += 1;
-        }
-    }
-    let elapsed = start.elapsed();
-    Ok(Timed {
-        bytes,
-        requests,
-        elapsed,
+        verify_reads,
         checksum,
-        counts: reader.counts(),
-    })
-}
-
-struct Buffered(AsyncBufferedInput<StreamFetch<Counted>>);
-
-impl RequestReader for Buffered {
-    fn read_request(&mut self, buf: &mut [u8]) -> impl Future<Output = io::Result<()>> + Send {
-        self.0.read_bytes(buf)
-    }
-
-    fn rewind(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        self.0.seek_to(0);
-        std::future::ready(Ok(()))
-    }
-
-    fn counts(&self) -> Counts {
-        Counts::of_stream(self.0.get_ref())
+        mismatch,
+        error,
+        budget: timed.budget,
+        complete,
+        read_ahead: cell.reader.uses_read_ahead().then_some(plan.read_ahead),
     }
 }
 
-struct BufferedReadAhead(AsyncBufferedInput<CountedPositional>);
-
-impl RequestReader for BufferedReadAhead {
-    fn read_request(&mut self, buf: &mut [u8]) -> impl Future<Output = io::Result<()>> + Send {
-        self.0.read_bytes(buf)
-    }
-
-    fn rewind(&mut self) -> impl Future<Output = io::Result<()>> + Send {
-        self.0.seek_to(0);
-        std::future::ready(Ok(()))
-    }
-
-    /// Requests to the positional source, the requests that did not continue the previous one
-    /// (a positional source has no seeks), and the bytes it returned.
-    fn counts(&self) -> Counts {
-        let counted = self.0.fetch().get_ref();
-        Counts {
-            reads: counted.requests(),
-            seeks: counted.jumps(),
-            bytes: counted.bytes(),
-        }
-    }
+fn empty(source: &Source) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{} is empty: nothing to time", source.label()),
+    )
 }
 
-struct TokioBufReader(BufReader<Counted>);
-
-impl RequestReader for TokioBufReader {
-    async fn read_request(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        self.0.read_exact(buf).await.map(drop)
+/// Whether a write phase can create `path`: not a directory, in a folder that exists.
+fn check_writable(path: &Path) -> io::Result<()> {
+    if path.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!(
+                "cannot write {}: it is a directory, not a file",
+                path.display()
+            ),
+        ));
     }
-
-    async fn rewind(&mut self) -> io::Result<()> {
-        self.0.seek(SeekFrom::Start(0)).await.map(drop)
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "cannot write {}: the folder {} does not exist",
+                path.display(),
+                parent.display()
+            ),
+        ));
     }
-
-    fn counts(&self) -> Counts {
-        Counts::of_stream(self.0.get_ref())
-    }
-}
-
-struct Unbuffered(Counted);
-
-impl RequestReader for Unbuffered {
-    async fn read_request(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        self.0.read_exact(buf).await.map(drop)
-    }
-
-    async fn rewind(&mut self) -> io::Result<()> {
-        self.0.seek(SeekFrom::Start(0)).await.map(drop)
-    }
-
-    fn counts(&self) -> Counts {
-        Counts::of_stream(&self.0)
-    }
-}
-
-struct ByteLoop(BufReader<Counted>);
-
-impl RequestReader for ByteLoop {
-    async fn read_request(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        for b in buf.iter_mut() {
-            *b = self.0.read_u8().await?;
-        }
-        Ok(())
-    }
-
-    async fn rewind(&mut self) -> io::Result<()> {
-        self.0.seek(SeekFrom::Start(0)).await.map(drop)
-    }
-
-    fn counts(&self) -> Counts {
-        Counts::of_stream(self.0.get_ref())
-    }
-}
-
-/// A cell's time budget, checked before every request without reading the clock every time.
-///
-/// Reading the clock costs about as much as a 1-byte request served from a window, so the check
-/// reads it every `stride` calls and adapts `stride` to keep about [`TARGET`] between reads: it
-/// doubles while the calls between two reads took less than half of that, and halves while they
-/// took more than twice that. So fast loops pay ~nothing and slow ones (one network round trip a
-/// request) overshoot their deadline by about one request.
-struct Budget {
-    deadline: Option<Instant>,
-    // Invariants: `1 <= stride <= MAX_STRIDE`; `countdown <= stride`.
-    stride: u32,
-    countdown: u32,
-    last: Instant,
-}
-
-/// The time the budget aims to let pass between two reads of the clock.
-const TARGET: Duration = Duration::from_micros(100);
-const MAX_STRIDE: u32 = 1 << 14;
-
-impl Budget {
-    /// A budget of `limit` from now; `None` never runs out.
-    fn starting_now(limit: Option<Duration>) -> Self {
-        let now = Instant::now();
-        Self {
-            deadline: limit.map(|limit| now + limit),
-            stride: 1,
-            countdown: 1,
-            last: now,
-        }
-    }
-
-    /// Whether the budget has run out. Call it once before each request.
-    #[inline]
-    fn exhausted(&mut self) -> bool {
-        let Some(deadline) = self.deadline else {
-            return false;
-        };
-        self.countdown -= 1;
-        if self.countdown > 0 {
-            return false;
-        }
-        let now = Instant::now();
-        let took = now - self.last;
-        self.last = now;
-        if took < TARGET / 2 {
-            self.stride = (self.stride * 2).min(MAX_STRIDE);
-        } else if took > TARGET * 2 {
-            self.stride = (self.stride / 2).max(1);
-        }
-        self.countdown = self.stride;
-        debug_assert!(self.stride >= 1 && self.countdown <= self.stride);
-        now >= deadline
-    }
-}
-
-impl fmt::Debug for Budget {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Budget")
-            .field(
-                "left",
-                &self
-                    .deadline
-                    .map(|d| d.saturating_duration_since(Instant::now())),
-            )
-            .field("stride", &self.stride)
-            .finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn any_slice_matches_the_whole() {
-        let mut whole = vec![0u8; 100];
-        fill_pattern(0, &mut whole);
-        for start in 0..40 {
-            for len in [0, 1, 5, 8, 9, 17, 60] {
-                let mut part = vec![0u8; len];
-                fill_pattern(start as u64, &mut part);
-                assert_eq!(part, whole[start..start + len], "start {start} len {len}");
-            }
-        }
-    }
-
-    #[test]
-    fn has_no_obvious_structure() {
-        let mut data = vec![0u8; 4096];
-        fill_pattern(0, &mut data);
-        let mut counts = [0u32; 256];
-        for &b in &data {
-            counts[b as usize] += 1;
-        }
-        assert!(counts.iter().all(|&c| c > 0 && c < 50), "{counts:?}");
-        assert_ne!(data[..8], data[8..16]);
-    }
-
-    #[test]
-    fn no_limit_never_runs_out() {
-        let mut budget = Budget::starting_now(None);
-        assert!((0..100_000).all(|_| !budget.exhausted()));
-    }
-
-    #[test]
-    fn zero_runs_out_at_the_first_check() {
-        let mut budget = Budget::starting_now(Some(Duration::ZERO));
-        assert!(budget.exhausted());
-    }
-
-    #[test]
-    fn fast_loops_stop_soon_after_the_deadline() {
-        let limit = Duration::from_millis(20);
-        let start = Instant::now();
-        let mut budget = Budget::starting_now(Some(limit));
-        let mut calls = 0u64;
-        while !budget.exhausted() {
-            calls += 1;
-        }
-        let took = start.elapsed();
-        assert!(took >= limit, "{took:?}");
-        assert!(
-            took < limit + Duration::from_millis(500),
-            "{took:?} after {calls} calls"
-        );
-        assert!(budget.stride > 1);
-    }
-
-    #[test]
-    fn slow_loops_read_the_clock_every_call() {
-        let mut budget = Budget::starting_now(Some(Duration::from_millis(30)));
-        let start = Instant::now();
-        while !budget.exhausted() {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(budget.stride, 1);
-        assert!(start.elapsed() < Duration::from_millis(30 + 500));
-    }
+    Ok(())
 }

@@ -1,5 +1,6 @@
-//! Where a run's bytes come from: the [`Source`] a plan reads, its two forms (a stream,
-//! [`BoxSource`], and a positional source, [`BoxPositionalSource`]), and the URLs that name one.
+//! Where a run's bytes come from: the [`Source`]s a plan reads, their forms (a stream,
+//! [`BoxSource`]; a positional source, [`BoxPositionalSource`]; the raw form the limit row
+//! reads; the reference form verification reads), and the URLs that name one.
 
 use std::fmt;
 use std::future::Future;
@@ -17,7 +18,8 @@ use tokio::io::{AsyncRead, AsyncSeek, AsyncSeekExt};
 use url::Url;
 
 use crate::error::context;
-use crate::report::significant;
+use crate::truth::Reference;
+use crate::units::significant;
 
 /// Where a [`Plan`](crate::Plan) reads from: something that opens a fresh source, at offset 0,
 /// for every cell of the run.
@@ -25,12 +27,24 @@ use crate::report::significant;
 /// Each cell (one reader at one request size and capacity) gets its own freshly opened source,
 /// so no reader profits from another's state, beyond what the operating system caches.
 ///
-/// A source has two forms. Its *stream* ([`open`](Self::open), `AsyncRead + AsyncSeek`) is what
-/// the classic readers read. Its *positional form* ([`open_positional`](Self::open_positional),
-/// a [`PositionalSource`]) is what the
-/// [read-ahead reader](crate::ReaderKind::BufferedReadAhead) reads: files, memory, simulated
-/// links and URLs have both; a [`custom`](Self::custom) source has one if
-/// [`with_positional`](Self::with_positional) gives it one.
+/// A source has several forms:
+///
+/// - its *stream* ([`open`](Self::open), `AsyncRead + AsyncSeek`), what the classic readers
+///   read;
+/// - its *positional form* ([`open_positional`](Self::open_positional), a
+///   [`PositionalSource`]), what the [read-ahead reader](crate::ReaderKind::BufferedReadAhead)
+///   reads: files, memory, simulated links and URLs have one; a [`custom`](Self::custom) source
+///   has one if [`with_positional`](Self::with_positional) gives it one;
+/// - its *raw form*, what the limit row reads: plain `read` calls of 1 MiB on a file (as `dd`
+///   makes), copies out of memory, 1 MiB requests to a positional source, or 1 MiB reads of
+///   the stream;
+/// - its *reference form*, what the verification passes compare against when the file does not
+///   hold the harness's pattern: the same bytes, read straight, without a simulated link or
+///   `O_DIRECT`.
+///
+/// A source has a short [`name`](Self::name) for the table's source column (`ext4`,
+/// `fuse.sshfs`, `http`, `s3`, or one given with [`named`](Self::named)) and a
+/// [`label`](Self::label) that says exactly what it reads.
 ///
 /// # Examples
 ///
@@ -40,17 +54,21 @@ use crate::report::significant;
 /// let local = Source::file("/var/tmp/segment.bin");
 /// assert_eq!(local.path().unwrap().to_str(), Some("/var/tmp/segment.bin"));
 ///
-/// let in_memory = Source::memory(vec![0u8; 1024]);
+/// let in_memory = Source::memory(vec![0u8; 1024]).named("ram");
 /// assert_eq!(in_memory.label(), "memory (1024 bytes)");
+/// assert_eq!(in_memory.name(), "ram");
 /// ```
 #[derive(Clone)]
 pub struct Source {
     label: String,
+    name: Option<String>,
     kind: Kind,
-    // The positional form given by `with_positional`; files and memory have their own.
+    // The positional form given by `with_positional`; the other kinds have their own.
     positional: Option<Arc<OpenPositionalFn>>,
     // For a file's own positional form: `FileSource::with_page_cache_reads`.
     page_cache_reads: bool,
+    // For a file: open it with `O_DIRECT`.
+    direct: bool,
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -61,10 +79,29 @@ type OpenPositionalFn = dyn Fn() -> BoxFuture<io::Result<BoxPositionalSource>> +
 enum Kind {
     File(PathBuf),
     Memory(Bytes),
+    SlowLink {
+        path: PathBuf,
+        latency: Duration,
+        bandwidth: u64,
+    },
+    #[cfg(feature = "object-store")]
+    ObjectStore(Arc<str>),
     Custom {
         path: Option<PathBuf>,
         open: Arc<OpenFn>,
     },
+}
+
+/// How the limit row reads a source straight (see [`Source`]'s raw form).
+pub(crate) enum Raw {
+    /// A local file: `read` calls on a blocking thread, like `dd`.
+    File { path: PathBuf, direct: bool },
+    /// Copies out of memory.
+    Memory(Bytes),
+    /// Requests to the positional form.
+    Positional,
+    /// Reads of the stream.
+    Stream,
 }
 
 impl Source {
@@ -72,29 +109,19 @@ impl Source {
     /// [`File`](tokio::fs::File) for each cell; its positional form is a [`FileSource`].
     pub fn file(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
-        Self {
-            label: path.display().to_string(),
-            kind: Kind::File(path),
-            positional: None,
-            page_cache_reads: true,
-        }
+        Self::of_kind(path.display().to_string(), Kind::File(path))
     }
 
     /// Bytes in memory, read through a `std::io::Cursor`: the readers' own cost, with no I/O.
     /// Its positional form is a [`MemorySource`].
     pub fn memory(data: impl Into<Bytes>) -> Self {
         let data = data.into();
-        Self {
-            label: format!("memory ({} bytes)", data.len()),
-            kind: Kind::Memory(data),
-            positional: None,
-            page_cache_reads: true,
-        }
+        Self::of_kind(format!("memory ({} bytes)", data.len()), Kind::Memory(data))
     }
 
     /// Any source: `open` is called once per cell (and once more to find the length). The
-    /// harness seeks what it returns to offset 0 before timing it, outside the counts. `label`
-    /// names it in reports.
+    /// harness seeks what it returns to where the cell starts before timing it, outside the
+    /// counts. `label` names it in reports.
     ///
     /// # Examples
     ///
@@ -105,6 +132,7 @@ impl Source {
     ///     Ok(Box::new(std::io::Cursor::new(vec![7u8; 10])) as BoxSource)
     /// });
     /// assert_eq!(source.label(), "ten sevens");
+    /// assert_eq!(source.name(), "custom");
     /// assert!(source.path().is_none());
     /// ```
     pub fn custom<F, Fut>(label: impl Into<String>, open: F) -> Self
@@ -113,16 +141,11 @@ impl Source {
         Fut: Future<Output = io::Result<BoxSource>> + Send + 'static,
     {
         let open: Arc<OpenFn> = Arc::new(move || Box::pin(open()));
-        Self {
-            label: label.into(),
-            kind: Kind::Custom { path: None, open },
-            positional: None,
-            page_cache_reads: true,
-        }
+        Self::of_kind(label.into(), Kind::Custom { path: None, open })
     }
 
     /// Like [`custom`](Self::custom), for a source that reads the local file at `path` in its own
-    /// way (through a simulated slow link, say): the plan's write phase writes that file.
+    /// way: the plan's write phase writes that file.
     pub fn custom_file<F, Fut>(label: impl Into<String>, path: impl Into<PathBuf>, open: F) -> Self
     where
         F: Fn() -> Fut + Send + Sync + 'static,
@@ -172,6 +195,15 @@ impl Source {
         self
     }
 
+    /// The short name of the source in the table's source column (builder style): `local`,
+    /// `nfs`, `s3`. Without one, the source is named after what it is (see
+    /// [`name`](Self::name)).
+    #[must_use = "builder methods return the changed source"]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
     /// Whether the positional form of a [`file`](Self::file) source (its [`FileSource`]) does
     /// [page cache reads](FileSource#page-cache-reads-linux) (builder style; on by default, as
     /// in `FileSource`). Off, the read-ahead reader reads every chunk on tokio's blocking pool,
@@ -187,14 +219,30 @@ impl Source {
     /// ```
     #[must_use = "builder methods return the changed source"]
     pub fn page_cache_reads(mut self, on: bool) -> Self {
-        if let Kind::File(path) = &self.kind {
-            self.label = if on {
-                path.display().to_string()
-            } else {
-                format!("{} (page cache reads off)", path.display())
-            };
-        }
         self.page_cache_reads = on;
+        self.relabel();
+        self
+    }
+
+    /// Whether a [`file`](Self::file) source is opened with `O_DIRECT` (Linux; builder style,
+    /// off by default), so that every read reaches the storage or the server: for NFS, whose
+    /// client keeps file data in the page cache and accepts unaligned direct reads. Local file
+    /// systems usually refuse unaligned direct reads (`InvalidInput`). The label says
+    /// `(O_DIRECT)`. The verification passes still read the file normally. Other sources
+    /// ignore this.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use throughput_harness::Source;
+    ///
+    /// let source = Source::file("/mnt/nfs/f").direct(true);
+    /// assert_eq!(source.label(), "/mnt/nfs/f (O_DIRECT)");
+    /// ```
+    #[must_use = "builder methods return the changed source"]
+    pub fn direct(mut self, on: bool) -> Self {
+        self.direct = on;
+        self.relabel();
         self
     }
 
@@ -205,8 +253,8 @@ impl Source {
     /// stream with no window of its own (every stream read is one request on the link), so
     /// every reader sees the same link from an idle start. The positional form is the same: a
     /// fresh `SlowLink` over a `FileSource`, which the read-ahead reader reads with read-ahead
-    /// on. The link runs on `tokio::time`, so the run needs a tokio runtime with the time driver
-    /// enabled.
+    /// on. The limit row reads 1 MiB requests on a link of its own. The link runs on
+    /// `tokio::time`, so the run needs a tokio runtime with the time driver enabled.
     ///
     /// # Examples
     ///
@@ -216,6 +264,7 @@ impl Source {
     ///
     /// let source = Source::slow_link("/mnt/data.bin", Duration::from_millis(2), 100_000_000);
     /// assert_eq!(source.label(), "/mnt/data.bin over a simulated link (2ms latency, 100 MB/s)");
+    /// assert_eq!(source.name(), "link");
     /// ```
     pub fn slow_link(path: impl Into<PathBuf>, latency: Duration, bandwidth: u64) -> Self {
         let path = path.into();
@@ -228,16 +277,14 @@ impl Source {
             "{} over a simulated link ({latency:?} latency, {cap})",
             path.display()
         );
-        let link = move |file: PathBuf| async move {
-            let source = open_file_source(&file).await?;
-            Ok(SlowLink::new(source, latency, bandwidth))
-        };
-        let file = path.clone();
-        Self::custom_file(label, path.clone(), move || {
-            let opening = link(file.clone());
-            async move { Ok(stream_of(Arc::new(opening.await?))) }
-        })
-        .with_positional(move || link(path.clone()))
+        Self::of_kind(
+            label,
+            Kind::SlowLink {
+                path,
+                latency,
+                bandwidth,
+            },
+        )
     }
 
     /// The source a URL names:
@@ -301,8 +348,8 @@ impl Source {
     /// (a store of its own, so fresh connections, and one `HEAD`); S3 takes its credentials,
     /// region and endpoint from the `AWS_*` variables described there. The stream reads it with
     /// no window of its own (one ranged `GET` per stream read); the positional form is the
-    /// `ObjectStoreSource` itself. The label is the URL; there is no [`path`](Self::path), so a
-    /// write phase is refused.
+    /// `ObjectStoreSource` itself, shared by a cell's tasks. The label is the URL, the name its
+    /// scheme; there is no [`path`](Self::path), so a write phase skips it.
     ///
     /// # Examples
     ///
@@ -311,39 +358,46 @@ impl Source {
     ///
     /// let source = Source::object_store("http://127.0.0.1:8080/data.bin");
     /// assert_eq!(source.label(), "http://127.0.0.1:8080/data.bin");
+    /// assert_eq!(source.name(), "http");
     /// assert!(source.path().is_none() && source.has_positional());
     /// ```
     #[cfg(feature = "object-store")]
     pub fn object_store(url: impl Into<String>) -> Self {
-        use async_buffered_input::source::ObjectStoreSource;
-
         let url: Arc<str> = Arc::from(url.into());
-        let stream_url = Arc::clone(&url);
-        let positional_url = Arc::clone(&url);
-        Self::custom(url.to_string(), move || {
-            let url = Arc::clone(&stream_url);
-            async move {
-                Ok(stream_of(Arc::new(
-                    ObjectStoreSource::from_url(&url).await?,
-                )))
-            }
-        })
-        .with_positional(move || {
-            let url = Arc::clone(&positional_url);
-            async move { ObjectStoreSource::from_url(&url).await }
-        })
+        Self::of_kind(url.to_string(), Kind::ObjectStore(url))
     }
 
-    /// The name reports give the source: the path of a file, or the label given.
+    /// What the source reads, as reports spell it out: the path of a file (with `(O_DIRECT)` or
+    /// `(page cache reads off)` when they apply), a URL, or the label given.
     pub fn label(&self) -> &str {
         &self.label
+    }
+
+    /// The short name of the source in the table: the one given with [`named`](Self::named), or
+    /// else, for a file, its file system's type as `/proc/mounts` gives it (`ext4`, `tmpfs`,
+    /// `fuse.sshfs`, `nfs4`; `file` where that is unknown); `link` for a simulated link;
+    /// `memory`; the URL's scheme (`http`, `https`, `s3`); `custom`.
+    pub fn name(&self) -> String {
+        if let Some(name) = &self.name {
+            return name.clone();
+        }
+        match &self.kind {
+            Kind::File(path) => file_system_type(path).unwrap_or_else(|| "file".into()),
+            Kind::Memory(_) => "memory".into(),
+            Kind::SlowLink { .. } => "link".into(),
+            #[cfg(feature = "object-store")]
+            Kind::ObjectStore(url) => url.split("://").next().unwrap_or("url").to_string(),
+            Kind::Custom { .. } => "custom".into(),
+        }
     }
 
     /// The local file behind the source, if there is one: what a write phase writes.
     pub fn path(&self) -> Option<&Path> {
         match &self.kind {
-            Kind::File(path) => Some(path),
+            Kind::File(path) | Kind::SlowLink { path, .. } => Some(path),
             Kind::Memory(_) => None,
+            #[cfg(feature = "object-store")]
+            Kind::ObjectStore(_) => None,
             Kind::Custom { path, .. } => path.as_deref(),
         }
     }
@@ -355,21 +409,27 @@ impl Source {
         self.positional.is_some() || !matches!(self.kind, Kind::Custom { .. })
     }
 
-    /// Opens a fresh source.
+    /// Opens a fresh stream of the source, at offset 0.
     ///
     /// # Errors
     ///
     /// For a file: `NotFound`, `PermissionDenied` and the like from opening it, and
-    /// `IsADirectory` for a directory, each with a message naming the path. For a custom source:
-    /// whatever its `open` returns.
+    /// `IsADirectory` for a directory, each with a message naming the path. For an object: the
+    /// store's error naming the URL. For a custom source: whatever its `open` returns.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: dropping the future drops whatever it had opened.
     pub async fn open(&self) -> io::Result<BoxSource> {
         match &self.kind {
+            Kind::File(path) if self.direct => Ok(Box::new(tokio::fs::File::from_std(
+                open_direct(path).await?,
+            ))),
             Kind::File(path) => Ok(Box::new(open_file(path).await?)),
             Kind::Memory(data) => Ok(Box::new(Cursor::new(data.clone()))),
+            Kind::SlowLink { .. } => Ok(stream_of(Arc::new(self.open_link().await?))),
+            #[cfg(feature = "object-store")]
+            Kind::ObjectStore(url) => Ok(stream_of(Arc::new(open_object(url).await?))),
             Kind::Custom { open, .. } => open().await,
         }
     }
@@ -393,12 +453,19 @@ impl Source {
             return open().await;
         }
         match &self.kind {
+            Kind::File(path) if self.direct => Ok(BoxPositionalSource::new(FileSource::from_std(
+                open_direct(path).await?,
+                path,
+            ))),
             Kind::File(path) => Ok(BoxPositionalSource::new(
                 open_file_source(path)
                     .await?
                     .with_page_cache_reads(self.page_cache_reads),
             )),
             Kind::Memory(data) => Ok(BoxPositionalSource::new(MemorySource::new(data.clone()))),
+            Kind::SlowLink { .. } => Ok(BoxPositionalSource::new(self.open_link().await?)),
+            #[cfg(feature = "object-store")]
+            Kind::ObjectStore(url) => Ok(BoxPositionalSource::new(open_object(url).await?)),
             Kind::Custom { .. } => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 format!(
@@ -409,7 +476,41 @@ impl Source {
         }
     }
 
+    /// Opens the source's reference form: the same bytes read straight, as the verification
+    /// passes compare with them when the file does not hold the harness's pattern. A file (a
+    /// simulated link's too, an `O_DIRECT` one too) is opened as a plain [`FileSource`];
+    /// memory and objects as their positional form; a custom source as its positional form if
+    /// it has one, its stream otherwise.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open).
+    pub(crate) async fn open_reference(&self) -> io::Result<Reference> {
+        match &self.kind {
+            Kind::File(path) | Kind::SlowLink { path, .. } => Ok(Reference::Positional(
+                BoxPositionalSource::new(open_file_source(path).await?),
+            )),
+            Kind::Custom { .. } if !self.has_positional() => {
+                Ok(Reference::Stream(self.open().await?))
+            }
+            _ => Ok(Reference::Positional(self.open_positional().await?)),
+        }
+    }
+
     // ----- crate helpers -----
+
+    /// How the limit row reads the source straight.
+    pub(crate) fn raw(&self) -> Raw {
+        match &self.kind {
+            Kind::File(path) => Raw::File {
+                path: path.clone(),
+                direct: self.direct,
+            },
+            Kind::Memory(data) => Raw::Memory(data.clone()),
+            Kind::Custom { .. } if !self.has_positional() => Raw::Stream,
+            _ => Raw::Positional,
+        }
+    }
 
     /// The source's length: a seek to the end of a freshly opened stream.
     pub(crate) async fn length(&self) -> io::Result<u64> {
@@ -420,14 +521,55 @@ impl Source {
             .map_err(|e| context(e, format!("cannot find the length of {}", self.label)))
     }
 
-    /// A freshly opened stream at offset 0 (the seek is made before counting starts).
-    pub(crate) async fn open_at_start(&self) -> io::Result<BoxSource> {
+    /// A freshly opened stream at `offset` (the seek is made before counting starts).
+    pub(crate) async fn open_at(&self, offset: u64) -> io::Result<BoxSource> {
         let mut source = self.open().await?;
         source
-            .seek(SeekFrom::Start(0))
+            .seek(SeekFrom::Start(offset))
             .await
-            .map_err(|e| context(e, format!("cannot seek {} to 0", self.label)))?;
+            .map_err(|e| context(e, format!("cannot seek {} to {offset}", self.label)))?;
         Ok(source)
+    }
+
+    // ----- private helpers -----
+
+    fn of_kind(label: String, kind: Kind) -> Self {
+        Self {
+            label,
+            name: None,
+            kind,
+            positional: None,
+            page_cache_reads: true,
+            direct: false,
+        }
+    }
+
+    /// A file's label: its path, and the options that change how it is read.
+    fn relabel(&mut self) {
+        if let Kind::File(path) = &self.kind {
+            let mut label = path.display().to_string();
+            if self.direct {
+                label.push_str(" (O_DIRECT)");
+            }
+            if !self.page_cache_reads {
+                label.push_str(" (page cache reads off)");
+            }
+            self.label = label;
+        }
+    }
+
+    /// A fresh simulated link over the file.
+    async fn open_link(&self) -> io::Result<SlowLink<FileSource>> {
+        let Kind::SlowLink {
+            path,
+            latency,
+            bandwidth,
+        } = &self.kind
+        else {
+            unreachable!("open_link is only called on a simulated link");
+        };
+        let source = open_file_source(path).await?;
+        Ok(SlowLink::new(source, *latency, *bandwidth))
     }
 }
 
@@ -436,10 +578,14 @@ impl fmt::Debug for Source {
         let kind = match &self.kind {
             Kind::File(_) => "file",
             Kind::Memory(_) => "memory",
+            Kind::SlowLink { .. } => "slow link",
+            #[cfg(feature = "object-store")]
+            Kind::ObjectStore(_) => "object store",
             Kind::Custom { .. } => "custom",
         };
         f.debug_struct("Source")
             .field("kind", &kind)
+            .field("name", &self.name())
             .field("label", &self.label)
             .field("path", &self.path())
             .field("has_positional", &self.has_positional())
@@ -470,7 +616,8 @@ fn stream_of<S: PositionalSource>(source: Arc<S>) -> BoxSource {
 
 /// A type-erased [`PositionalSource`]: what a [`Source`] opens for the
 /// [read-ahead reader](crate::ReaderKind::BufferedReadAhead), whatever its concrete source
-/// ([`FileSource`], [`SlowLink`], `ObjectStoreSource`, ...).
+/// ([`FileSource`], [`SlowLink`], `ObjectStoreSource`, ...). Clones share the source, as the
+/// tasks of a cell do.
 ///
 /// [`PositionalSource`]'s methods return `impl Future`, so the trait cannot be a `dyn` object
 /// itself; this box forwards to it with one boxed future per request, which is nothing next to
@@ -485,13 +632,15 @@ fn stream_of<S: PositionalSource>(source: Arc<S>) -> BoxSource {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
 /// let source = BoxPositionalSource::new(MemorySource::new(&b"0123456789"[..]));
-/// assert_eq!(&source.read_at(3, 4).await?[..], b"3456");
+/// let shared = source.clone();
+/// assert_eq!(&shared.read_at(3, 4).await?[..], b"3456");
 /// assert_eq!(source.len().await?, 10);
 /// # Ok(())
 /// # }
 /// ```
+#[derive(Clone)]
 pub struct BoxPositionalSource {
-    inner: Box<dyn DynPositional>,
+    inner: Arc<dyn DynPositional>,
     type_name: &'static str,
 }
 
@@ -499,7 +648,7 @@ impl BoxPositionalSource {
     /// Boxes `source`.
     pub fn new<S: PositionalSource>(source: S) -> Self {
         Self {
-            inner: Box::new(source),
+            inner: Arc::new(source),
             type_name: std::any::type_name::<S>(),
         }
     }
@@ -519,6 +668,8 @@ trait DynPositional: Send + Sync + 'static {
     ) -> Pin<Box<dyn Future<Output = io::Result<Bytes>> + Send + '_>>;
     fn dyn_len(&self) -> Pin<Box<dyn Future<Output = io::Result<u64>> + Send + '_>>;
     fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize;
+    fn dyn_resource(&self) -> Option<String>;
+    fn dyn_release_buffers(&self);
 }
 
 impl<S: PositionalSource> DynPositional for S {
@@ -537,6 +688,14 @@ impl<S: PositionalSource> DynPositional for S {
     fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
         self.try_read_at(offset, buf)
     }
+
+    fn dyn_resource(&self) -> Option<String> {
+        self.resource()
+    }
+
+    fn dyn_release_buffers(&self) {
+        self.release_buffers();
+    }
 }
 
 impl PositionalSource for BoxPositionalSource {
@@ -553,6 +712,16 @@ impl PositionalSource for BoxPositionalSource {
     /// The boxed source's `try_read_at`.
     fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
         self.inner.dyn_try_read_at(offset, buf)
+    }
+
+    /// The boxed source's `resource`.
+    fn resource(&self) -> Option<String> {
+        self.inner.dyn_resource()
+    }
+
+    /// The boxed source's `release_buffers`.
+    fn release_buffers(&self) {
+        self.inner.dyn_release_buffers();
     }
 }
 
@@ -590,6 +759,101 @@ async fn open_file(path: &Path) -> io::Result<tokio::fs::File> {
         ));
     }
     Ok(file)
+}
+
+/// Opens `path` for reading with `O_DIRECT` (Linux), with errors that name it.
+#[cfg(target_os = "linux")]
+async fn open_direct(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let file = path.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&file)
+            .map_err(|e| context(e, format!("cannot open {} with O_DIRECT", file.display())))
+    })
+    .await
+    .map_err(io::Error::other)?
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn open_direct(path: &Path) -> io::Result<std::fs::File> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "cannot open {} with O_DIRECT: it needs Linux",
+            path.display()
+        ),
+    ))
+}
+
+/// Opens the object at `url`, with errors that name it.
+#[cfg(feature = "object-store")]
+async fn open_object(url: &str) -> io::Result<async_buffered_input::source::ObjectStoreSource> {
+    async_buffered_input::source::ObjectStoreSource::from_url(url)
+        .await
+        .map_err(|e| context(e, format!("cannot open {url}")))
+}
+
+/// The type of the file system holding `path` (or, for a file not written yet, its folder), as
+/// `/proc/mounts` names it: the mount point that is the longest prefix of the path wins.
+fn file_system_type(path: &Path) -> Option<String> {
+    let resolved = std::fs::canonicalize(path)
+        .or_else(|_| {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            std::fs::canonicalize(parent.unwrap_or(Path::new(".")))
+        })
+        .ok()?;
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    mount_type(&mounts, &resolved)
+}
+
+/// The type of the mount of `/proc/mounts` (`text`) that holds the absolute path `path`.
+fn mount_type(text: &str, path: &Path) -> Option<String> {
+    let mut best: Option<(usize, &str)> = None;
+    for line in text.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(_device), Some(point), Some(kind)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        // Spaces and the like are octal escapes in /proc/mounts (`\040`).
+        let point = unescape_octal(point);
+        let point = Path::new(&point);
+        if path.starts_with(point) {
+            let depth = point.components().count();
+            if best.is_none_or(|(d, _)| depth >= d) {
+                best = Some((depth, kind));
+            }
+        }
+    }
+    best.map(|(_, kind)| kind.to_string())
+}
+
+/// `a\040b` as `a b`: the escapes of `/proc/mounts`.
+fn unescape_octal(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escape = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| bytes[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match escape {
+            Some(d) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The local path of the `file` URL `url` (parsed from `text`): `file:///abs/path` or
@@ -677,6 +941,40 @@ mod tests {
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{text}");
             assert!(err.to_string().contains(needle), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn the_mount_holding_a_path_names_its_file_system() {
+        let mounts = "overlay / overlay rw 0 0\n\
+                      proc /proc proc rw 0 0\n\
+                      tmpfs /tmp tmpfs rw 0 0\n\
+                      root@127.0.0.1:/x /tmp/a\\040b fuse.sshfs rw 0 0\n";
+        let of = |p: &str| mount_type(mounts, Path::new(p));
+        assert_eq!(of("/home/f").as_deref(), Some("overlay"));
+        assert_eq!(of("/tmp/f").as_deref(), Some("tmpfs"));
+        assert_eq!(of("/tmp/a b/f").as_deref(), Some("fuse.sshfs"));
+        assert_eq!(
+            of("/tmp/a bc/f").as_deref(),
+            Some("tmpfs"),
+            "whole components only"
+        );
+        assert_eq!(mount_type("", Path::new("/x")), None);
+    }
+
+    #[test]
+    fn names_default_to_what_the_source_is() {
+        assert_eq!(Source::memory(vec![1u8]).name(), "memory");
+        assert_eq!(Source::memory(vec![1u8]).named("ram").name(), "ram");
+        assert_eq!(Source::slow_link("/x", Duration::ZERO, 0).name(), "link");
+        let file = Source::file(std::env::temp_dir().join("abi-no-such-file.bin"));
+        assert!(!file.name().is_empty());
+        assert_eq!(
+            Source::file("/f")
+                .direct(true)
+                .page_cache_reads(false)
+                .label(),
+            "/f (O_DIRECT) (page cache reads off)"
+        );
     }
 
     #[tokio::test]

@@ -1,6 +1,6 @@
 //! The throughput harness over real object stores on 127.0.0.1: every reader, the read-ahead one
-//! included, reads the object served by nginx (HTTP) or s3rver (S3), and every complete cell
-//! reads the same bytes as the local copy.
+//! included, reads the object served by nginx (HTTP) or s3rver (S3), every cell is verified
+//! against the object itself, and every complete cell reads the same bytes as the local copy.
 //!
 //! The tests are `#[ignore]`d in a plain `cargo test`; `.ci/run` starts the servers and runs them
 //! with `--include-ignored`. By hand:
@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use async_buffered_input::fetch::ReadAhead;
-use throughput_harness::{Checksum, Plan, ReaderKind, Report, Source};
+use throughput_harness::{Checksum, Plan, ReaderKind, Report, Source, SourceReport};
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {
@@ -63,29 +63,40 @@ async fn run_every_reader(url: &str, sizes: &[usize]) -> Report {
         .unwrap_or_else(|e| panic!("harness over {url}: {e}"))
 }
 
-/// Every cell complete, with the local copy's checksum; the read-ahead reader made far fewer
-/// requests than the plain window.
+/// Every cell complete and verified, with the local copy's checksum; the read-ahead reader made
+/// far fewer requests than the plain window.
 fn assert_every_reader_read_the_object(report: &Report, data: &[u8], sizes: &[usize]) {
     println!("{report}");
-    assert_eq!(report.file_len, data.len() as u64);
-    assert_eq!(report.cells.len(), sizes.len() * (4 * 2 + 1));
+    assert!(report.verified(), "{report}");
+    let source: &SourceReport = &report.sources[0];
+    assert_eq!(source.file_len, data.len() as u64);
+    assert_eq!(source.cells.len(), sizes.len() * (4 * 2 + 1));
     for reader in ReaderKind::ALL {
         assert!(
-            report.cells.iter().any(|r| r.cell.reader == reader),
+            source.cells.iter().any(|r| r.cell.reader == reader),
             "{reader} missing"
         );
     }
     let expected = Checksum::of(data);
-    for r in &report.cells {
+    for r in &source.cells {
         assert!(r.complete, "{r}");
         assert_eq!(r.bytes, data.len() as u64, "{r}");
         assert_eq!(r.checksum, expected, "{r}: not the local copy's bytes");
+        assert!(r.latency.is_some(), "{r:?}");
     }
-    assert!(report.checksums_agree(), "{report}");
-    assert_eq!(report.reference_checksum(), Some(expected));
+    // The limit row: 1 MiB ranged GETs, one at a time, of the whole object.
+    assert!(source.limit.complete);
+    assert_eq!(source.limit.checksum, expected);
+    assert_eq!(
+        source.limit.underlying_reads,
+        (data.len() as u64).div_ceil(1 << 20)
+    );
+    // Random bytes, not the harness's pattern: verified against the object itself.
+    assert!(!source.limit.holds_pattern);
+    assert!(source.reference_reads > 0);
     // One plain request for the first window (or request), then 256 KiB chunks to the end.
     let chunks = (data.len() as u64).div_ceil(256 << 10);
-    for r in report
+    for r in source
         .cells
         .iter()
         .filter(|r| r.cell.reader == ReaderKind::BufferedReadAhead)
@@ -95,7 +106,7 @@ fn assert_every_reader_read_the_object(report: &Report, data: &[u8], sizes: &[us
             "{r:?}: expected {chunks} or {} requests",
             chunks + 1
         );
-        let buffered = report.baseline(r).unwrap();
+        let buffered = source.baseline(r).unwrap();
         assert!(
             r.underlying_reads < buffered.underlying_reads,
             "{r:?} vs {buffered:?}"
@@ -121,11 +132,21 @@ async fn every_reader_reads_the_same_bytes_over_http() {
     let before = gets_in_access_log(&name);
     let report = run_every_reader(&url, &sizes).await;
     assert_every_reader_read_the_object(&report, &data, &sizes);
-    // The counts are honest: every source read of every reader, the read-ahead reader's chunks
-    // included, is one ranged GET that reached the server, and nothing else reached it. (No
-    // other test of this binary GETs this object over HTTP.)
+    // The counts are honest: every source read of every reader (timed or verifying), the
+    // read-ahead reader's chunks included, every read of the limit row and every read made to
+    // verify against, is one ranged GET that reached the server, and nothing else reached it.
+    // (No other test of this binary GETs this object over HTTP.)
     if let (Some(before), Some(after)) = (before, gets_in_access_log(&name)) {
-        let counted: u64 = report.cells.iter().map(|r| r.underlying_reads).sum();
+        let source = &report.sources[0];
+        let cells: u64 = source
+            .cells
+            .iter()
+            .map(|r| r.underlying_reads + r.verify_reads)
+            .sum();
+        let counted = cells
+            + source.limit.underlying_reads
+            + source.limit.verify_reads
+            + source.reference_reads;
         assert_eq!(
             after - before,
             counted,
@@ -158,4 +179,13 @@ async fn a_missing_object_is_named() {
         .unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
     assert!(err.to_string().contains(&url), "{err}");
+    // Among several sources, it is named with its place.
+    let err = Plan::over([
+        Source::memory(vec![1u8; 10]),
+        Source::from_url(&url).unwrap(),
+    ])
+    .run()
+    .await
+    .unwrap_err();
+    assert_eq!(err.to_string(), "source 2 of 2, http");
 }

@@ -1,0 +1,282 @@
+//! The readers a cell compares, as the harness drives them: one request at a time, each at an
+//! offset (the next one for sequential patterns, elsewhere for random ones), over a counted
+//! source ([`Readers::open`] opens one per task).
+
+use std::future::Future;
+use std::io::{self, SeekFrom};
+
+use async_buffered_input::fetch::{PositionalFetch, ReadAhead, StreamFetch};
+use async_buffered_input::AsyncBufferedInput;
+use tokio::io::{AsyncReadExt, AsyncSeekExt, BufReader};
+
+use crate::counting::{CountingPositionalSource, CountingSource};
+use crate::error::context;
+use crate::plan::{Cell, ReaderKind};
+use crate::sources::{BoxPositionalSource, BoxSource, Source};
+
+type Counted = CountingSource<BoxSource>;
+type CountedPositional = PositionalFetch<CountingPositionalSource<BoxPositionalSource>>;
+
+/// What the source under a reader saw (see [`CellReport`](crate::CellReport)'s `underlying_*`
+/// fields).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub(crate) reads: u64,
+    pub(crate) seeks: u64,
+    pub(crate) bytes: u64,
+}
+
+impl Counts {
+    fn of_stream(counted: &Counted) -> Self {
+        Self {
+            reads: counted.reads(),
+            seeks: counted.seeks(),
+            bytes: counted.bytes(),
+        }
+    }
+
+    /// The sum of two tasks' counts.
+    pub(crate) fn add(self, other: Counts) -> Counts {
+        Counts {
+            reads: self.reads + other.reads,
+            seeks: self.seeks + other.seeks,
+            bytes: self.bytes + other.bytes,
+        }
+    }
+}
+
+/// A reader as the harness drives it.
+pub(crate) trait RequestReader: Send + 'static {
+    /// Fills `buf` with the bytes at `offset`: where the previous request ended (no seek) or
+    /// anywhere else (a seek first, as the reader's user would make).
+    fn read_at(
+        &mut self,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// What the counted source under the reader saw.
+    fn counts(&self) -> Counts;
+}
+
+/// Runs `$body` with `$readers` bound to the vector of [`Readers`], whatever their kind.
+macro_rules! each_reader {
+    ($readers:expr, |$r:ident| $body:expr) => {
+        match $readers {
+            $crate::readers::Readers::Buffered($r) => $body,
+            $crate::readers::Readers::BufferedReadAhead($r) => $body,
+            $crate::readers::Readers::BufReader($r) => $body,
+            $crate::readers::Readers::Unbuffered($r) => $body,
+            $crate::readers::Readers::ByteLoop($r) => $body,
+        }
+    };
+}
+pub(crate) use each_reader;
+
+/// One reader per task of a cell, all of the cell's kind.
+pub(crate) enum Readers {
+    Buffered(Vec<Buffered>),
+    BufferedReadAhead(Vec<BufferedReadAhead>),
+    BufReader(Vec<TokioBufReader>),
+    Unbuffered(Vec<Unbuffered>),
+    ByteLoop(Vec<ByteLoop>),
+}
+
+impl Readers {
+    /// Opens `cell`'s reader for each task, over `source`, positioned at `starts[task]`
+    /// (outside the counts for the stream readers). The read-ahead readers share one
+    /// positional source, opened once, and learn its length now, before any clock starts.
+    pub(crate) async fn open(
+        cell: Cell,
+        source: &Source,
+        read_ahead: ReadAhead,
+        starts: &[u64],
+    ) -> io::Result<Readers> {
+        let capacity = || {
+            cell.capacity.ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{cell}: no window capacity"),
+                )
+            })
+        };
+        let stream = |start: u64| async move {
+            Ok::<_, io::Error>(CountingSource::new(source.open_at(start).await?))
+        };
+        Ok(match cell.reader {
+            ReaderKind::Buffered => {
+                let mut readers = Vec::with_capacity(starts.len());
+                for &start in starts {
+                    let mut input =
+                        AsyncBufferedInput::try_with_capacity(capacity()?, stream(start).await?)?;
+                    input.seek_to(start);
+                    readers.push(Buffered(input));
+                }
+                Readers::Buffered(readers)
+            }
+            ReaderKind::BufferedReadAhead => {
+                let shared = source.open_positional().await?;
+                let mut readers = Vec::with_capacity(starts.len());
+                for &start in starts {
+                    let fetch = PositionalFetch::new(CountingPositionalSource::new(shared.clone()))
+                        .with_read_ahead(read_ahead);
+                    let mut input = AsyncBufferedInput::try_with_capacity(capacity()?, fetch)?;
+                    // Learn the length before the clock starts (one `len`, not a read), as the
+                    // stream readers' sources are opened and positioned before it: read-ahead
+                    // then stops at the end instead of asking past it.
+                    input
+                        .length()
+                        .await
+                        .map_err(|e| context(e, format!("{cell}: cannot find the length")))?;
+                    input.seek_to(start);
+                    readers.push(BufferedReadAhead(input));
+                }
+                Readers::BufferedReadAhead(readers)
+            }
+            ReaderKind::BufReader => {
+                let mut readers = Vec::with_capacity(starts.len());
+                for &start in starts {
+                    let reader = BufReader::with_capacity(capacity()?, stream(start).await?);
+                    readers.push(TokioBufReader { reader, pos: start });
+                }
+                Readers::BufReader(readers)
+            }
+            ReaderKind::Unbuffered => {
+                let mut readers = Vec::with_capacity(starts.len());
+                for &start in starts {
+                    readers.push(Unbuffered {
+                        source: stream(start).await?,
+                        pos: start,
+                    });
+                }
+                Readers::Unbuffered(readers)
+            }
+            ReaderKind::ByteLoop => {
+                let mut readers = Vec::with_capacity(starts.len());
+                for &start in starts {
+                    let reader = BufReader::with_capacity(capacity()?, stream(start).await?);
+                    readers.push(ByteLoop { reader, pos: start });
+                }
+                Readers::ByteLoop(readers)
+            }
+        })
+    }
+}
+
+/// [`AsyncBufferedInput`] over the counted stream: `seek_to` (no I/O) where a request does not
+/// continue the last, then `read_bytes`.
+pub(crate) struct Buffered(AsyncBufferedInput<StreamFetch<Counted>>);
+
+impl RequestReader for Buffered {
+    #[inline]
+    fn read_at(
+        &mut self,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> impl Future<Output = io::Result<()>> + Send {
+        if self.0.position() != offset {
+            self.0.seek_to(offset);
+        }
+        self.0.read_bytes(buf)
+    }
+
+    fn counts(&self) -> Counts {
+        Counts::of_stream(self.0.get_ref())
+    }
+}
+
+/// [`AsyncBufferedInput`] over a [`PositionalFetch`] with read-ahead over the counted
+/// positional source.
+pub(crate) struct BufferedReadAhead(AsyncBufferedInput<CountedPositional>);
+
+impl RequestReader for BufferedReadAhead {
+    #[inline]
+    fn read_at(
+        &mut self,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> impl Future<Output = io::Result<()>> + Send {
+        if self.0.position() != offset {
+            self.0.seek_to(offset);
+        }
+        self.0.read_bytes(buf)
+    }
+
+    /// Requests to the positional source, the requests that did not continue the previous one
+    /// (a positional source has no seeks), and the bytes it returned.
+    fn counts(&self) -> Counts {
+        let counted = self.0.fetch().get_ref();
+        Counts {
+            reads: counted.requests(),
+            seeks: counted.jumps(),
+            bytes: counted.bytes(),
+        }
+    }
+}
+
+/// tokio's `BufReader`: a seek where a request does not continue the last (which drops its
+/// buffer), then `read_exact`.
+pub(crate) struct TokioBufReader {
+    reader: BufReader<Counted>,
+    pos: u64,
+}
+
+impl RequestReader for TokioBufReader {
+    async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        if self.pos != offset {
+            self.reader.seek(SeekFrom::Start(offset)).await?;
+        }
+        self.reader.read_exact(buf).await?;
+        self.pos = offset + buf.len() as u64;
+        Ok(())
+    }
+
+    fn counts(&self) -> Counts {
+        Counts::of_stream(self.reader.get_ref())
+    }
+}
+
+/// The counted source itself: a seek where a request does not continue the last, then
+/// `read_exact`.
+pub(crate) struct Unbuffered {
+    source: Counted,
+    pos: u64,
+}
+
+impl RequestReader for Unbuffered {
+    async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        if self.pos != offset {
+            self.source.seek(SeekFrom::Start(offset)).await?;
+        }
+        self.source.read_exact(buf).await?;
+        self.pos = offset + buf.len() as u64;
+        Ok(())
+    }
+
+    fn counts(&self) -> Counts {
+        Counts::of_stream(&self.source)
+    }
+}
+
+/// tokio's `BufReader` read one `read_u8` per byte, as Lucene did before LUCENE-695.
+pub(crate) struct ByteLoop {
+    reader: BufReader<Counted>,
+    pos: u64,
+}
+
+impl RequestReader for ByteLoop {
+    async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        if self.pos != offset {
+            self.reader.seek(SeekFrom::Start(offset)).await?;
+        }
+        for b in buf.iter_mut() {
+            *b = self.reader.read_u8().await?;
+        }
+        self.pos = offset + buf.len() as u64;
+        Ok(())
+    }
+
+    fn counts(&self) -> Counts {
+        Counts::of_stream(self.reader.get_ref())
+    }
+}

@@ -1,0 +1,494 @@
+//! The report as text: a header saying what was measured and how, the classic test's lines for
+//! each source, one aligned table of every source's rows, and the verdicts (partial cells,
+//! verification, whether the sources hold the same bytes).
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::plan::ReaderKind;
+use crate::report::{per_second, Report, Row, SourceReport};
+use crate::timing::Latency;
+use crate::units::{binary_size, seconds, short_duration, significant};
+use crate::workload::Pattern;
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.header(f)?;
+        for source in &self.sources {
+            write!(
+                f,
+                "{}: {}, {} bytes ({})",
+                source.name,
+                source.label,
+                source.file_len,
+                binary_size(source.file_len)
+            )?;
+            if source.limit.complete {
+                write!(f, ", checksum {:#018x}", source.limit.checksum)?;
+            }
+            writeln!(f)?;
+            if let Some(write) = &source.write {
+                writeln!(
+                    f,
+                    "  {write} ({} writes of {} bytes)",
+                    write.writes, write.buffer_size
+                )?;
+            }
+            writeln!(
+                f,
+                "  {} (1 MiB reads straight from the source)",
+                source.limit
+            )?;
+        }
+        writeln!(f)?;
+        self.table(f)?;
+        writeln!(f)?;
+        self.verdicts(f)
+    }
+}
+
+/// The columns of the table; `pattern` and `tasks` only when the run varies them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Column {
+    Source,
+    Reader,
+    Pattern,
+    Tasks,
+    Request,
+    Window,
+    Bytes,
+    Seconds,
+    MbPerSecond,
+    RequestsPerSecond,
+    P50,
+    P99,
+    SourceReads,
+    SourceSeeks,
+    VsLimit,
+    VsBuffered,
+    Note,
+}
+
+impl Column {
+    fn title(self) -> &'static str {
+        match self {
+            Column::Source => "source",
+            Column::Reader => "reader",
+            Column::Pattern => "pattern",
+            Column::Tasks => "tasks",
+            Column::Request => "request",
+            Column::Window => "window",
+            Column::Bytes => "bytes read",
+            Column::Seconds => "seconds",
+            Column::MbPerSecond => "MB/s",
+            Column::RequestsPerSecond => "requests/s",
+            Column::P50 => "p50",
+            Column::P99 => "p99",
+            Column::SourceReads => "src reads",
+            Column::SourceSeeks => "src seeks",
+            Column::VsLimit => "vs limit",
+            Column::VsBuffered => "vs buffered",
+            Column::Note => "",
+        }
+    }
+
+    /// Names and notes are aligned left, numbers right.
+    fn left(self) -> bool {
+        matches!(
+            self,
+            Column::Source | Column::Reader | Column::Pattern | Column::Note
+        )
+    }
+}
+
+impl Report {
+    /// What was measured, the units and how.
+    fn header(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cells = || self.sources.iter().flat_map(|s| &s.cells);
+        let mut patterns: Vec<Pattern> = Vec::new();
+        let mut tasks: Vec<usize> = Vec::new();
+        for r in cells() {
+            if !patterns.contains(&r.cell.pattern) {
+                patterns.push(r.cell.pattern);
+            }
+            if !tasks.contains(&r.cell.tasks) {
+                tasks.push(r.cell.tasks);
+            }
+        }
+        let sources = match self.sources.len() {
+            1 => "1 source".to_string(),
+            n => format!("{n} sources"),
+        };
+        let patterns = if patterns.is_empty() {
+            "no reader cells".to_string()
+        } else {
+            let names: Vec<String> = patterns.iter().map(ToString::to_string).collect();
+            format!("{} reads", names.join(", "))
+        };
+        let tasks = match tasks.as_slice() {
+            [] | [1] => "1 task".to_string(),
+            [n] => format!("{n} concurrent tasks"),
+            many => {
+                let many: Vec<String> = many.iter().map(ToString::to_string).collect();
+                format!("{} concurrent tasks", many.join(", "))
+            }
+        };
+        let passes = if self.repetitions == 1 {
+            "1 pass per cell".to_string()
+        } else {
+            format!("{} passes per cell", self.repetitions)
+        };
+        writeln!(
+            f,
+            "Throughput of {sources}: {patterns}, {tasks}, {passes}, {}.",
+            self.budgets_summary()
+        )?;
+        writeln!(
+            f,
+            "MB/s = 10^6 bytes/s. \"vs limit\" = MB/s / the source's limit row: one pass of 1 MiB \
+             reads straight from the source, one at a time (like dd bs=1M). \"vs buffered\" = \
+             MB/s / AsyncBufferedInput's at the same request size and window (its first window \
+             for readers without one)."
+        )?;
+        writeln!(
+            f,
+            "p50, p99: latency per request, of requests sampled at random (about one per 100 µs \
+             of running time). The timed passes only look at each request (its first and last \
+             byte); every row is then read again, untimed, and every byte compared with the \
+             file."
+        )?;
+        if cells().any(|r| r.cell.pattern.is_random()) {
+            writeln!(
+                f,
+                "Random and clustered passes: requests at offsets drawn from seed {}; a pass \
+                 makes as many requests as read the file once, at most 10000, unless set.",
+                self.seed
+            )?;
+        }
+        if let Some(ahead) = self.read_ahead() {
+            writeln!(
+                f,
+                "{} = AsyncBufferedInput over the source's positional reads with read-ahead \
+                 (chunks of up to {}, up to {} at a time); its src reads are the requests that \
+                 reach the positional source, its src seeks the requests that do not continue \
+                 the previous one.",
+                ReaderKind::BufferedReadAhead.name(),
+                binary_size(ahead.chunk_size() as u64),
+                ahead.depth()
+            )?;
+        }
+        writeln!(f)
+    }
+
+    /// `no time budget`, `time budget 2s per cell`, or `time budget per cell: 10s, 2s for byte
+    /// loop and unbuffered`.
+    fn budgets_summary(&self) -> String {
+        let show = |b: Option<Duration>| b.map_or_else(|| "none".to_string(), |b| format!("{b:?}"));
+        // Each reader's budget, in the order readers first appear.
+        let mut budgets: Vec<(&str, Option<Duration>)> = Vec::new();
+        for r in self.sources.iter().flat_map(|s| &s.cells) {
+            if !budgets.iter().any(|(k, _)| *k == r.cell.reader.name()) {
+                budgets.push((r.cell.reader.name(), r.budget));
+            }
+        }
+        if budgets.is_empty() {
+            if let Some(source) = self.sources.first() {
+                budgets.push(("limit", source.limit.budget));
+            }
+        }
+        let Some(&(_, first)) = budgets.first() else {
+            return "no time budget".to_string();
+        };
+        if budgets.iter().all(|&(_, b)| b == first) {
+            return match first {
+                Some(b) => format!("time budget {b:?} per cell"),
+                None => "no time budget".to_string(),
+            };
+        }
+        // The first reader's budget (AsyncBufferedInput's, usually), then the others'.
+        let mut parts = vec![show(first)];
+        let mut others: Vec<Option<Duration>> = Vec::new();
+        for &(_, b) in &budgets {
+            if b != first && !others.contains(&b) {
+                others.push(b);
+            }
+        }
+        for b in others {
+            let names: Vec<&str> = budgets
+                .iter()
+                .filter(|(_, o)| *o == b)
+                .map(|(k, _)| *k)
+                .collect();
+            parts.push(format!("{} for {}", show(b), names.join(" and ")));
+        }
+        format!("time budget per cell: {}", parts.join(", "))
+    }
+
+    /// The aligned table: per source, its write and limit rows, then its cells grouped by
+    /// pattern, tasks and request size, a blank line between groups and between sources.
+    fn table(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cells = || self.sources.iter().flat_map(|s| &s.cells);
+        let varied_patterns = cells().any(|r| r.cell.pattern != Pattern::Sequential);
+        let varied_tasks = cells().any(|r| r.cell.tasks != 1);
+        let columns: Vec<Column> = [
+            Column::Source,
+            Column::Reader,
+            Column::Pattern,
+            Column::Tasks,
+            Column::Request,
+            Column::Window,
+            Column::Bytes,
+            Column::Seconds,
+            Column::MbPerSecond,
+            Column::RequestsPerSecond,
+            Column::P50,
+            Column::P99,
+            Column::SourceReads,
+            Column::SourceSeeks,
+            Column::VsLimit,
+            Column::VsBuffered,
+            Column::Note,
+        ]
+        .into_iter()
+        .filter(|c| match c {
+            Column::Pattern => varied_patterns,
+            Column::Tasks => varied_tasks,
+            _ => true,
+        })
+        .collect();
+
+        // `None` is a blank line.
+        let mut rows: Vec<Option<Vec<String>>> = Vec::new();
+        for (i, source) in self.sources.iter().enumerate() {
+            if i > 0 {
+                rows.push(None);
+            }
+            if let Some(write) = &source.write {
+                rows.push(Some(row(source, Row::Write(write), &columns)));
+            }
+            rows.push(Some(row(source, Row::Limit(&source.limit), &columns)));
+            let mut group = None;
+            for r in &source.cells {
+                let this = (r.cell.pattern, r.cell.tasks, r.cell.read_size);
+                if group != Some(this) {
+                    rows.push(None);
+                    group = Some(this);
+                }
+                rows.push(Some(row(source, Row::Read(r), &columns)));
+            }
+        }
+        let mut widths: Vec<usize> = columns.iter().map(|c| c.title().len()).collect();
+        for row in rows.iter().flatten() {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |f: &mut fmt::Formatter<'_>, cells: &[&str]| -> fmt::Result {
+            let mut out = String::new();
+            for (i, ((cell, w), column)) in cells.iter().zip(&widths).zip(&columns).enumerate() {
+                if i > 0 {
+                    out.push_str("  ");
+                }
+                let pad = w.saturating_sub(cell.chars().count());
+                if column.left() {
+                    out.push_str(cell);
+                    out.extend(std::iter::repeat_n(' ', pad));
+                } else {
+                    out.extend(std::iter::repeat_n(' ', pad));
+                    out.push_str(cell);
+                }
+            }
+            writeln!(f, "{}", out.trim_end())
+        };
+        let titles: Vec<&str> = columns.iter().map(|c| c.title()).collect();
+        line(f, &titles)?;
+        for row in &rows {
+            match row {
+                Some(row) => line(f, &row.iter().map(String::as_str).collect::<Vec<_>>())?,
+                None => writeln!(f)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Partial rows, the verification verdict, and whether the sources hold the same bytes.
+    fn verdicts(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rows: usize = self.sources.iter().map(|s| s.cells.len() + 1).sum();
+        let partial: usize = self
+            .sources
+            .iter()
+            .map(|s| {
+                s.cells.iter().filter(|r| !r.complete).count() + usize::from(!s.limit.complete)
+            })
+            .sum();
+        if partial > 0 {
+            writeln!(
+                f,
+                "partial: {partial} of {rows} rows ran out of time before making all their \
+                 requests {} time(s); their figures cover what they read, and their verification \
+                 the same requests.",
+                self.repetitions
+            )?;
+        }
+        let failures = self.failures();
+        if !failures.is_empty() {
+            writeln!(
+                f,
+                "FAILED: {} of {rows} rows could not be measured or verified:",
+                failures.len()
+            )?;
+            for (source, r) in &failures {
+                let error = r.error.as_deref().unwrap_or_default();
+                writeln!(f, "  {} {}: {error}", source.name, r.cell)?;
+            }
+        }
+        if self.verified() {
+            let cells: usize = self
+                .sources
+                .iter()
+                .map(|s| s.cells.iter().filter(|r| r.error.is_none()).count())
+                .sum();
+            let limits = self.sources.len();
+            writeln!(
+                f,
+                "verified: {cells} cell{} and {limits} limit row{} read the file's bytes: each \
+                 read again untimed, every byte compared with {}.",
+                if cells == 1 { "" } else { "s" },
+                if limits == 1 { "" } else { "s" },
+                self.truths()
+            )?;
+        } else {
+            writeln!(
+                f,
+                "MISMATCH: rows that read other bytes than the file holds:"
+            )?;
+            for source in &self.sources {
+                if let Some(m) = &source.limit.mismatch {
+                    writeln!(f, "  {} limit: {m}", source.name)?;
+                }
+                for r in source.mismatches() {
+                    if let Some(m) = &r.mismatch {
+                        writeln!(f, "  {} {}: {m}", source.name, r.cell)?;
+                    }
+                }
+            }
+        }
+        match self.sources_agree() {
+            Some(true) => writeln!(
+                f,
+                "sources: all {} hold the same bytes ({:#018x}).",
+                self.sources.len(),
+                self.sources[0].limit.checksum
+            ),
+            Some(false) => {
+                let sums: Vec<String> = self
+                    .sources
+                    .iter()
+                    .filter(|s| s.limit.complete)
+                    .map(|s| format!("{} {:#018x}", s.name, s.limit.checksum))
+                    .collect();
+                writeln!(f, "sources: the files differ: {}.", sums.join(", "))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// What the verification passes compared with: the pattern, the sources, or both.
+    fn truths(&self) -> &'static str {
+        let pattern = self
+            .sources
+            .iter()
+            .filter(|s| s.limit.holds_pattern)
+            .count();
+        if pattern == self.sources.len() {
+            "the harness's pattern, which the file holds"
+        } else if pattern == 0 {
+            "the source read straight"
+        } else {
+            "the harness's pattern where the file holds it, the source read straight elsewhere"
+        }
+    }
+}
+
+/// One row of the table, with the cells of `columns`.
+fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
+    let dash = || "-".to_string();
+    let ratio = |x: Option<f64>| x.map_or_else(dash, |x| format!("{}x", significant(x, 3)));
+    let latency = |l: Option<Latency>, p99: bool| {
+        l.map_or_else(dash, |l| short_duration(if p99 { l.p99 } else { l.p50 }))
+    };
+    let failed = matches!(row, Row::Read(r) if r.error.is_some());
+    columns
+        .iter()
+        .map(|column| match (row, column) {
+            (_, Column::Source) => source.name.clone(),
+            // A failed cell has no figures to show.
+            (
+                Row::Read(_),
+                Column::Bytes
+                | Column::Seconds
+                | Column::MbPerSecond
+                | Column::RequestsPerSecond
+                | Column::P50
+                | Column::P99
+                | Column::SourceReads
+                | Column::SourceSeeks
+                | Column::VsLimit
+                | Column::VsBuffered,
+            ) if failed => dash(),
+            (Row::Write(_), Column::Reader) => "write".into(),
+            (Row::Limit(_), Column::Reader) => "limit".into(),
+            (Row::Read(r), Column::Reader) => r.cell.reader.name().into(),
+            (Row::Read(r), Column::Pattern) => r.cell.pattern.id(),
+            (Row::Limit(_), Column::Pattern) => "seq".into(),
+            (Row::Read(r), Column::Tasks) => r.cell.tasks.to_string(),
+            (Row::Limit(_), Column::Tasks) => "1".into(),
+            (Row::Write(w), Column::Request) => w.buffer_size.to_string(),
+            (Row::Limit(l), Column::Request) => l.read_size.to_string(),
+            (Row::Read(r), Column::Request) => r.cell.read_size.to_string(),
+            (Row::Read(r), Column::Window) => r.cell.capacity.map_or_else(dash, |c| c.to_string()),
+            (Row::Write(w), Column::Bytes) => w.bytes.to_string(),
+            (Row::Limit(l), Column::Bytes) => l.bytes.to_string(),
+            (Row::Read(r), Column::Bytes) => r.bytes.to_string(),
+            (Row::Write(w), Column::Seconds) => seconds(w.seconds()),
+            (Row::Limit(l), Column::Seconds) => seconds(l.seconds()),
+            (Row::Read(r), Column::Seconds) => seconds(r.seconds()),
+            (Row::Write(w), Column::MbPerSecond) => significant(w.mb_per_second(), 3),
+            (Row::Limit(l), Column::MbPerSecond) => significant(l.mb_per_second(), 3),
+            (Row::Read(r), Column::MbPerSecond) => significant(r.mb_per_second(), 3),
+            (Row::Write(w), Column::RequestsPerSecond) => {
+                significant(per_second(w.writes, w.elapsed).round(), 1)
+            }
+            (Row::Limit(l), Column::RequestsPerSecond) => {
+                significant(l.requests_per_second().round(), 1)
+            }
+            (Row::Read(r), Column::RequestsPerSecond) => {
+                significant(r.requests_per_second().round(), 1)
+            }
+            (Row::Limit(l), Column::P50) => latency(l.latency, false),
+            (Row::Limit(l), Column::P99) => latency(l.latency, true),
+            (Row::Read(r), Column::P50) => latency(r.latency, false),
+            (Row::Read(r), Column::P99) => latency(r.latency, true),
+            (Row::Limit(l), Column::SourceReads) => l.underlying_reads.to_string(),
+            (Row::Read(r), Column::SourceReads) => r.underlying_reads.to_string(),
+            (Row::Read(r), Column::SourceSeeks) => r.underlying_seeks.to_string(),
+            (Row::Limit(l), Column::VsLimit) => ratio(l.complete.then_some(1.0)),
+            (Row::Read(r), Column::VsLimit) => ratio(source.ratio_to_limit(r)),
+            (Row::Read(r), Column::VsBuffered) => ratio(source.ratio_to_buffered(r)),
+            (Row::Limit(l), Column::Note) => note(l.complete, l.mismatch.is_some()),
+            (Row::Read(r), Column::Note) if r.error.is_some() => "FAILED".into(),
+            (Row::Read(r), Column::Note) => note(r.complete, r.mismatch.is_some()),
+            (Row::Write(_), Column::Note) => String::new(),
+            _ => dash(),
+        })
+        .collect()
+}
+
+fn note(complete: bool, mismatch: bool) -> String {
+    match (complete, mismatch) {
+        (true, false) => String::new(),
+        (false, false) => "partial".into(),
+        (true, true) => "MISMATCH".into(),
+        (false, true) => "partial, MISMATCH".into(),
+    }
+}

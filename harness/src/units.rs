@@ -1,0 +1,257 @@
+//! Units: the sizes, durations and rates the command line reads, and the sizes, numbers and
+//! durations the reports print.
+
+use std::time::Duration;
+
+// ----- reading -----
+
+/// `100`, `8K`, `8KiB`, `1.5MiB`, `64MB`, `1e6`: a number of bytes and a unit, any case. K, M, G
+/// and T are powers of 1024 like KiB, MiB, GiB and TiB; KB, MB, GB and TB powers of 1000.
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty size (two commas in a row?)".into());
+    }
+    let number = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &t[number.len()..];
+    // parse-size reads a bare K like KB (decimal); here it is KiB, as in `dd` and `head -c`.
+    let config = if unit.len() == 1 && !unit.eq_ignore_ascii_case("b") {
+        parse_size::Config::new().with_binary()
+    } else {
+        parse_size::Config::new()
+    };
+    let bytes = config.parse_size(t).map_err(|e| match e {
+        parse_size::Error::PosOverflow => "too large".to_string(),
+        _ if parse_size::parse_size(number).is_ok() => {
+            format!("unknown unit {unit:?}: use B, KiB, MiB, GiB, KB, MB or GB")
+        }
+        _ => "not a size: expected a number of bytes like 100, 8KiB or 64MB".to_string(),
+    })?;
+    // parse-size rounds to the nearest byte: a fraction of a byte is a mistake here.
+    let per_unit = config.parse_size(format!("1{unit}")).unwrap_or(1);
+    if number
+        .trim()
+        .parse::<f64>()
+        .is_ok_and(|n| (n * per_unit as f64).fract() != 0.0)
+    {
+        return Err("not a whole number of bytes".to_string());
+    }
+    Ok(bytes)
+}
+
+/// A [size](parse_size()) of at least 1 byte.
+pub(crate) fn parse_nonzero_size(s: &str) -> Result<u64, String> {
+    match parse_size(s)? {
+        0 => Err("must be at least 1 byte, got 0".to_string()),
+        n => Ok(n),
+    }
+}
+
+/// A [size](parse_size()) of at least 1 byte that fits a `usize`.
+pub(crate) fn parse_nonzero_usize(s: &str) -> Result<usize, String> {
+    let n = parse_nonzero_size(s)?;
+    usize::try_from(n).map_err(|_| "too large".to_string())
+}
+
+/// `150us`, `2ms`, `1.5s`, `1min 30s`, `0`: humantime's durations, and a bare 0.
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+    use humantime::DurationError;
+
+    let t = s.trim();
+    if t.parse::<f64>() == Ok(0.0) {
+        return Ok(Duration::ZERO);
+    }
+    humantime::parse_duration(t).map_err(|e| match e {
+        DurationError::UnknownUnit { unit, .. } if unit.is_empty() => {
+            "needs a unit: ns, us, ms or s".to_string()
+        }
+        DurationError::UnknownUnit { unit, .. } => {
+            format!("unknown unit {unit:?}: use ns, us, ms, s, min or h")
+        }
+        DurationError::NumberOverflow => e.to_string(),
+        _ => "not a duration: expected a number and a unit, like 2ms or 1.5s".to_string(),
+    })
+}
+
+/// `100MB/s`, `1GiB/s`, `unlimited` (0).
+pub(crate) fn parse_rate(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if matches!(t, "unlimited" | "none" | "0") {
+        return Ok(0);
+    }
+    let size = t.strip_suffix("/s").unwrap_or(t);
+    match parse_size(size)? {
+        0 => Err("a bandwidth of 0 moves nothing; use \"unlimited\" for no cap".to_string()),
+        n => Ok(n),
+    }
+}
+
+// ----- writing -----
+
+/// `100 B`, `8 KiB`, `1.50 MiB`, `64 MiB`: binary units, exact where they can be.
+pub(crate) fn binary_size(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut unit = 0;
+    let mut value = n as f64;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else if value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{} {}", significant(value, 3), UNITS[unit])
+    }
+}
+
+/// `x` with about `digits` significant digits, without exponents: `1234`, `12.3`, `0.00123`.
+pub(crate) fn significant(x: f64, digits: i32) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    let decimals = (digits - 1 - magnitude).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// Seconds, with millisecond resolution for short times.
+pub(crate) fn seconds(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.3}")
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+/// A short duration with three significant digits and its unit: `85ns`, `8.12µs`, `1.50ms`,
+/// `2.10s`.
+pub(crate) fn short_duration(d: Duration) -> String {
+    let ns = d.as_nanos() as f64;
+    let (value, unit) = if ns < 1e3 {
+        return format!("{}ns", d.as_nanos());
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    format!("{}{unit}", significant(value, 3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_and_decimal_units() {
+        for (text, bytes) in [
+            ("100", 100),
+            ("100B", 100),
+            ("8K", 8 << 10),
+            ("8k", 8 << 10),
+            ("8Ki", 8 << 10),
+            ("8KiB", 8 << 10),
+            ("8 KiB", 8 << 10),
+            ("1.5MiB", 3 << 19),
+            ("2M", 2 << 20),
+            ("1G", 1 << 30),
+            ("1GiB", 1 << 30),
+            ("10KB", 10_000),
+            ("10kb", 10_000),
+            ("64MB", 64_000_000),
+            ("1GB", 1_000_000_000),
+            ("1e3", 1000),
+            ("0", 0),
+        ] {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_sizes_say_what_is_wrong() {
+        for (text, message) in [
+            ("", "empty size (two commas in a row?)"),
+            ("x", "not a size"),
+            ("fast", "not a size"),
+            ("1.2.3", "not a size"),
+            ("8XB", "unknown unit \"XB\""),
+            ("8 QB", "unknown unit \"QB\""),
+            ("1.5", "not a whole number of bytes"),
+            ("0.1KiB", "not a whole number of bytes"),
+            ("99999999999999999999", "too large"),
+            ("100000PB", "too large"),
+        ] {
+            let err = parse_size(text).unwrap_err();
+            assert!(err.starts_with(message), "{text:?}: {err}");
+        }
+        assert_eq!(
+            parse_nonzero_size("0KiB"),
+            Err("must be at least 1 byte, got 0".into())
+        );
+    }
+
+    #[test]
+    fn rates_are_sizes_per_second() {
+        assert_eq!(parse_rate("100MB/s"), Ok(100_000_000));
+        assert_eq!(parse_rate("1GiB/s"), Ok(1 << 30));
+        assert_eq!(parse_rate("unlimited"), Ok(0));
+        assert!(parse_rate("0B/s")
+            .unwrap_err()
+            .contains("use \"unlimited\""));
+    }
+
+    #[test]
+    fn durations_need_a_unit_except_zero() {
+        for (text, duration) in [
+            ("150us", Duration::from_micros(150)),
+            ("150µs", Duration::from_micros(150)),
+            ("2ms", Duration::from_millis(2)),
+            ("2 ms", Duration::from_millis(2)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("1min 30s", Duration::from_secs(90)),
+            ("0", Duration::ZERO),
+            ("0s", Duration::ZERO),
+        ] {
+            assert_eq!(parse_duration(text), Ok(duration), "{text}");
+        }
+        for (text, message) in [
+            ("2", "needs a unit"),
+            ("2 fortnights", "unknown unit \"fortnights\""),
+            ("fast", "not a duration"),
+        ] {
+            let err = parse_duration(text).unwrap_err();
+            assert!(err.starts_with(message), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn sizes_print_in_binary_units() {
+        assert_eq!(binary_size(1), "1 B");
+        assert_eq!(binary_size(1000), "1000 B");
+        assert_eq!(binary_size(8192), "8 KiB");
+        assert_eq!(binary_size(64 << 20), "64 MiB");
+        assert_eq!(binary_size(1536 << 10), "1.50 MiB");
+    }
+
+    #[test]
+    fn numbers_print_with_significant_digits() {
+        assert_eq!(significant(1234.4, 3), "1234");
+        assert_eq!(significant(12.345, 3), "12.3");
+        assert_eq!(significant(0.0012345, 3), "0.00123");
+        assert_eq!(significant(0.0, 3), "0");
+        assert_eq!(seconds(0.0123), "0.012");
+        assert_eq!(seconds(12.34), "12.3");
+    }
+
+    #[test]
+    fn durations_print_short() {
+        assert_eq!(short_duration(Duration::from_nanos(85)), "85ns");
+        assert_eq!(short_duration(Duration::from_nanos(8123)), "8.12µs");
+        assert_eq!(short_duration(Duration::from_micros(1500)), "1.50ms");
+        assert_eq!(short_duration(Duration::from_millis(2100)), "2.10s");
+        assert_eq!(short_duration(Duration::ZERO), "0ns");
+    }
+}
