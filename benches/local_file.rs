@@ -3,7 +3,8 @@
 //! default), and with read-ahead but page cache reads off (every read on the blocking pool),
 //! against tokio's `BufReader` over
 //! `tokio::fs::File`, std's synchronous `BufReader<File>` (same 8 KiB window), and a 1 MiB
-//! `File::read` loop (the `dd bs=1M` stand-in).
+//! `File::read` loop (the `dd bs=1M` stand-in). Read-ahead runs both as 256 KiB x 4 and as
+//! `ReadAhead::default()`.
 //!
 //! `cargo bench --bench local_file`; `ABI_BENCH_MIB` sets the file size (default 64),
 //! `ABI_BENCH_READ_AHEAD=64x8,1024x4` adds read-ahead configurations (chunk KiB x depth), each
@@ -150,6 +151,14 @@ fn bench(c: &mut Criterion) {
             BenchmarkId::new("ours_blocking_pool_256KiBx4", request),
             |b| b.iter(|| rt.block_on(ours(blocking.clone(), Some(ahead), request, len))),
         );
+        // The default shape (adaptive since the read-ahead learned to grow).
+        let default = ReadAhead::default();
+        group.bench_function(BenchmarkId::new("ours_read_ahead_default", request), |b| {
+            b.iter(|| rt.block_on(ours(source.clone(), Some(default), request, len)))
+        });
+        group.bench_function(BenchmarkId::new("ours_blocking_pool_default", request), |b| {
+            b.iter(|| rt.block_on(ours(blocking.clone(), Some(default), request, len)))
+        });
         for (chunk, depth) in extra_read_ahead() {
             for (name, source) in [("read_ahead", &source), ("blocking_pool", &blocking)] {
                 let id = format!("ours_{name}_{}KiBx{depth}", chunk >> 10);

@@ -4,7 +4,7 @@
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]      default: 60 seconds, every target (decode ops)
 #
-#   fuzz/run.sh 60                         what CI runs
+#   fuzz/run.sh 40                         what CI runs
 #   fuzz/run.sh 3600 ops                   a long campaign on one target
 #
 # Each target starts from its committed seeds (fuzz/corpus/<target>/) and from what earlier
