@@ -504,7 +504,8 @@ async fn logged_run<S: PositionalSource>(
 }
 
 /// Over a link slower than the consumer, the default read-ahead starts with 64 KiB chunks and
-/// doubles them up to 1 MiB, then deepens; a read elsewhere starts it small again.
+/// grows them to 1 MiB in a few waits (4x while small, as the kernel's readahead), then
+/// deepens; a read elsewhere starts it small again.
 #[tokio::test(start_paused = true)]
 async fn adaptive_read_ahead_grows_over_a_slow_link_and_starts_small_after_a_seek() {
     let len = 64 << 20;
@@ -538,6 +539,11 @@ async fn adaptive_read_ahead_grows_over_a_slow_link_and_starts_small_after_a_see
             *chunks.last().unwrap(),
             ahead.chunk_size(),
             "from {from}: grows to its largest: {chunks:?}"
+        );
+        let ramp = chunks.iter().take_while(|&&c| c < ahead.chunk_size()).count();
+        assert!(
+            ramp <= 3 * ahead.initial_depth(),
+            "from {from}: {ramp} chunks before the largest size, a slow ramp: {chunks:?}"
         );
         let bytes: usize = chunks.iter().sum();
         assert!(bytes <= (16 << 20) + ahead.memory_bound(), "{bytes}");

@@ -271,18 +271,32 @@ impl<S: PositionalSource> PositionalFetch<S> {
             .map_or((0, 0), |ra| (ra.initial_chunk_size(), ra.initial_depth()));
     }
 
-    /// The consumer waited for a chunk in flight: an adaptive read-ahead doubles its chunk
-    /// size, or once at its largest, takes one chunk more, and requests what that allows now.
+    /// The consumer waited for a chunk in flight: an adaptive read-ahead grows its chunk size,
+    /// or once at its largest, its depth, and requests what that allows now. As the Linux
+    /// kernel grows its readahead window, it grows by 4x while what it keeps in flight is under
+    /// a sixteenth of its largest, by 2x after that: a slow link reaches the full shape in a
+    /// few waits, and a reader that never waits stays at the first shape.
     fn grow(&mut self, cx: &mut Context<'_>) {
         let Some(read_ahead) = self.read_ahead else {
             return;
         };
         let (chunk, depth) = self.shape;
-        self.shape = if chunk < read_ahead.chunk_size() {
-            (chunk.saturating_mul(2).min(read_ahead.chunk_size()), depth)
+        let factor = if chunk.saturating_mul(depth) < read_ahead.memory_bound() / 16 {
+            4
         } else {
-            (chunk, (depth + 1).min(read_ahead.depth()))
+            2
         };
+        self.shape = if chunk < read_ahead.chunk_size() {
+            (
+                chunk.saturating_mul(factor).min(read_ahead.chunk_size()),
+                depth,
+            )
+        } else {
+            (chunk, depth.saturating_mul(factor).min(read_ahead.depth()))
+        };
+        debug_assert!(
+            self.shape.0 <= read_ahead.chunk_size() && self.shape.1 <= read_ahead.depth()
+        );
         if self.shape != (chunk, depth) {
             tracing::trace!(
                 chunk = self.shape.0,

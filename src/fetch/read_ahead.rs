@@ -14,8 +14,10 @@ use std::io;
 /// - [`adaptive`](Self::adaptive), the default: as the Linux kernel grows its readahead window,
 ///   it starts small (64 KiB chunks, 2 at a time) on the first sequential reads, and each time
 ///   the consumer has to wait for a chunk still in flight (the source is slower than the
-///   consumer: a local disk, a mount, a network link), it doubles the chunk size up to
-///   `chunk_size`, then adds a chunk up to `depth`. A read elsewhere starts it small again. On
+///   consumer: a local disk, a mount, a network link), it grows the chunk size up to
+///   `chunk_size`, then the depth up to `depth`: by 4x while what it keeps in flight is under a
+///   sixteenth of [`memory_bound`](Self::memory_bound), by 2x after (64 KiB, 256 KiB, 1 MiB,
+///   then 2, 4, 8 chunks by default). A read elsewhere starts it small again. On
 ///   a cached local file it stays small (nothing is requested at all), on a 2 ms link it grows
 ///   to its largest.
 ///
