@@ -540,7 +540,10 @@ async fn adaptive_read_ahead_grows_over_a_slow_link_and_starts_small_after_a_see
             ahead.chunk_size(),
             "from {from}: grows to its largest: {chunks:?}"
         );
-        let ramp = chunks.iter().take_while(|&&c| c < ahead.chunk_size()).count();
+        let ramp = chunks
+            .iter()
+            .take_while(|&&c| c < ahead.chunk_size())
+            .count();
         assert!(
             ramp <= 3 * ahead.initial_depth(),
             "from {from}: {ramp} chunks before the largest size, a slow ramp: {chunks:?}"
