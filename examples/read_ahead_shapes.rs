@@ -17,7 +17,7 @@
 //! `PositionalFetch` of the source (`FileSource` for a path, `ObjectStoreSource` for a URL, all
 //! passes sharing one store, so one connection pool):
 //!
-//! - `default`: `ReadAhead::default()`, adaptive from 64 KiB x 2 up to 1 MiB x 8;
+//! - `default`: `ReadAhead::default()`, adaptive from 64 KiB x 2 up to 4 MiB x 4;
 //! - the fixed shapes `ReadAhead::new(chunk, depth)`: 64 KiB x 2, 256 KiB x 4, 1 MiB x 4,
 //!   1 MiB x 8, 4 MiB x 4;
 //! - `none`: no read-ahead;
