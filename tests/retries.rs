@@ -4,8 +4,8 @@
 //! about 20% of requests, with small read-ahead chunks, effectively never completed, because
 //! each attempt started over. A failed read keeps what it fetched (a bulk read, the values of
 //! its steps before the failed one), within `MAX_KEPT_FOR_RETRY` and only for errors a retry
-//! can get past, and read-ahead chunks that arrived after a failed one are kept: a retry asks
-//! only for what is missing.
+//! can get past, and read-ahead chunks that arrived after a failed one are kept, whether the
+//! source answered at once or through a spawned request: a retry asks only for what is missing.
 
 mod common;
 
@@ -302,4 +302,69 @@ async fn a_read_past_the_end_keeps_nothing() {
     input.read_bytes(&mut buf[..LEN]).await.unwrap();
     assert_bytes(&buf[..LEN], &data, 0, "the read after");
     assert_eq!(input.stats().bytes_from_source - fetched, LEN as u64);
+}
+
+/// A source whose requests take time, so that they run as spawned tasks: the first request at
+/// `fail_at` fails after 20 ms, every other request succeeds after 1 ms. Counts the requests
+/// at each offset.
+#[derive(Debug)]
+struct SlowFailure {
+    inner: MemorySource,
+    fail_at: u64,
+    failed: AtomicBool,
+    per_offset: Mutex<HashMap<u64, u64>>,
+}
+
+impl PositionalSource for SlowFailure {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        *self.per_offset.lock().unwrap().entry(offset).or_default() += 1;
+        if offset == self.fail_at && !self.failed.swap(true, Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            return Err(io::Error::new(ErrorKind::TimedOut, "slow failure"));
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        self.inner.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.inner.len().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn spawned_chunks_that_arrived_after_a_failed_one_are_not_requested_again() {
+    const LEN: usize = 64 << 10;
+    const CAP: u64 = 1024;
+    const CHUNK: u64 = 4096;
+    let data = pattern_vec(LEN);
+    let source = std::sync::Arc::new(SlowFailure {
+        inner: MemorySource::new(data.clone()),
+        // The first read-ahead chunk: the window's first refill is a plain request for
+        // `[0, CAP)`, the read after it, sequential, starts the read-ahead there.
+        fail_at: CAP,
+        failed: AtomicBool::new(false),
+        per_offset: Mutex::new(HashMap::new()),
+    });
+    let fetch = PositionalFetch::from_arc(source.clone())
+        .with_read_ahead(ReadAhead::new(CHUNK as usize, 4));
+    let mut input = AsyncBufferedInput::with_capacity(CAP as usize, fetch);
+    let mut header = [0u8; 10];
+    input.read_bytes(&mut header).await.unwrap();
+    let mut buf = vec![0u8; LEN - 10];
+    let e = input.read_bytes(&mut buf).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_bytes(&buf, &data[10..], 10, "the retry");
+    let per_offset = source.per_offset.lock().unwrap();
+    assert_eq!(
+        per_offset[&CAP], 2,
+        "the failed chunk, asked again: {per_offset:?}"
+    );
+    // The three chunks after it had arrived (1 ms) when it failed (20 ms): kept, not asked
+    // again.
+    for k in 1..4 {
+        let at = CAP + k * CHUNK;
+        assert_eq!(per_offset[&at], 1, "the chunk at {at}: {per_offset:?}");
+    }
+    assert!(per_offset.values().all(|&n| n <= 2), "{per_offset:?}");
 }
