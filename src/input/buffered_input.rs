@@ -610,7 +610,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// `Pending`; a past-the-end error counts the bytes available from `at`.
     ///
     /// When it fails after fetching bytes straight into `dst`, it keeps them for its retry
-    /// (`keep_for_retry`), unless `state` is a step of a longer read, which keeps its own.
+    /// (`keep_for_retry`), unless `state` is a step of a longer read, which keeps its own; when
+    /// no retry can get past its error, it drops what is kept.
     pub(super) fn poll_read_exact_at(
         &mut self,
         cx: &mut Context<'_>,
@@ -644,22 +645,28 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         if rest.is_empty() {
             return Poll::Ready(Ok(()));
         }
-        if rest.len() < self.capacity {
-            ready!(self.poll_fill_at(cx, from, rest.len())).map_err(|e| e.after(have as u64))?;
-            let held = self.window_at(from);
-            if held.len() < rest.len() {
-                return Poll::Ready(Err(Error::eof((have + held.len()) as u64)));
+        let read = if rest.len() < self.capacity {
+            ready!(self.poll_fill_at(cx, from, rest.len()))
+                .map_err(|e| e.after(have as u64))
+                .and_then(|()| {
+                    let held = self.window_at(from);
+                    if held.len() < rest.len() {
+                        return Err(Error::eof((have + held.len()) as u64));
+                    }
+                    rest.copy_from_slice(&held[..rest.len()]);
+                    Ok(())
+                })
+        } else {
+            if self.checksum.is_some() {
+                ready!(self.poll_fold_until(cx, from)).map_err(|e| e.after(have as u64))?;
             }
-            rest.copy_from_slice(&held[..rest.len()]);
-            return Poll::Ready(Ok(()));
-        }
-        if self.checksum.is_some() {
-            ready!(self.poll_fold_until(cx, from)).map_err(|e| e.after(have as u64))?;
-        }
-        let read = ready!(self.poll_read_direct(cx, from, rest, &mut state.direct))
-            .map_err(|e| e.after(have as u64));
+            ready!(self.poll_read_direct(cx, from, rest, &mut state.direct))
+                .map_err(|e| e.after(have as u64))
+        };
         if let Err(e) = &read {
-            if state.keep && state.direct > 0 {
+            // Keep what was fetched straight into `dst` (the window keeps what it fetched), or
+            // drop what is kept if no retry can get past `e`.
+            if state.keep && (state.direct > 0 || !e.can_succeed_on_retry()) {
                 let fetched = &dst[..have + state.direct];
                 self.keep_for_retry(at, fetched.len(), e, |offset, out| {
                     out.copy_from_slice(&fetched[offset..offset + out.len()]);
