@@ -368,3 +368,35 @@ async fn spawned_chunks_that_arrived_after_a_failed_one_are_not_requested_again(
     }
     assert!(per_offset.values().all(|&n| n <= 2), "{per_offset:?}");
 }
+
+#[tokio::test]
+async fn a_read_past_the_end_drops_what_a_failed_read_kept() {
+    const LEN: usize = 25_000;
+    let data = pattern_vec(LEN);
+    let source = FailOnce {
+        inner: MemorySource::new(data.clone()),
+        fail_from: 20_000,
+        kind: ErrorKind::ConnectionReset,
+        failed: AtomicBool::new(false),
+    };
+    let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(4096, 2));
+    let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
+    let mut buf = vec![0u8; LEN];
+    input.read_bytes(&mut buf[..10]).await.unwrap();
+    // Straight into `buf`, in read-ahead chunks from 8192: the chunk at 20480 fails, and
+    // `[10, 20480)` is kept.
+    let e = input.read_bytes(&mut buf[..LEN - 10]).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
+    // Past the end by 5 bytes: the kept bytes, then a window refill for the last 4525.
+    let e = input.read_bytes(&mut buf[..LEN - 5]).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
+    // Nothing is kept after that: the read of what is there fetches `[10, 20480)` again.
+    let before = input.stats().bytes_from_source;
+    input.read_bytes(&mut buf[..LEN - 10]).await.unwrap();
+    assert_bytes(&buf[..LEN - 10], &data[10..], 10, "the read after");
+    let fetched = input.stats().bytes_from_source - before;
+    assert!(
+        fetched >= 20_470,
+        "{fetched} bytes fetched: kept ones were used"
+    );
+}
