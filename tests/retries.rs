@@ -400,3 +400,38 @@ async fn a_read_past_the_end_drops_what_a_failed_read_kept() {
         "{fetched} bytes fetched: kept ones were used"
     );
 }
+
+#[tokio::test]
+async fn the_checksum_of_reads_retried_over_a_flaky_source_is_the_data_s() {
+    const LEN: usize = 300_000;
+    let data = pattern_vec(LEN);
+    for capacity in [1000, 8192] {
+        let source = Flaky::new(data.clone(), 20, ErrorKind::ConnectionReset);
+        let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(4096, 3));
+        let mut input = AsyncBufferedInput::with_capacity(capacity, fetch);
+        input.start_checksum();
+        let mut values = vec![0u32; 30_000];
+        let mut bytes = vec![0u8; 100_000];
+        let mut longs = vec![0u64; 5000];
+        // After each failure, the checksum so far: it goes back to the position, behind the
+        // bytes the failed read folded and kept, which the retry must fold again.
+        while input.read_u32_into(&mut values).await.is_err() {
+            let _ = input.checksum().await;
+        }
+        while input.read_bytes(&mut bytes).await.is_err() {
+            let _ = input.checksum().await;
+        }
+        while input.read_u64_le_into(&mut longs).await.is_err() {
+            let _ = input.checksum().await;
+        }
+        let pos = input.position() as usize;
+        assert_eq!(pos, 120_000 + 100_000 + 40_000);
+        assert_bytes(&bytes, &data[120_000..220_000], 120_000, "read_bytes");
+        let crc = loop {
+            if let Ok(crc) = input.checksum().await {
+                break crc;
+            }
+        };
+        assert_eq!(crc, crc32fast::hash(&data[..pos]), "capacity {capacity}");
+    }
+}

@@ -65,9 +65,11 @@ use crate::stats::Stats;
 /// [`RetryPolicy::is_transient`](crate::source::RetryPolicy::is_transient) names, except
 /// `UnexpectedEof`) after fetching part of its bytes keeps them, at most
 /// [`MAX_KEPT_FOR_RETRY`](Self::MAX_KEPT_FOR_RETRY) bytes from the position, so that its retry
-/// fetches only the rest. They are dropped when the position moves, when a read at the position
-/// fails with any other error (a read past the end keeps nothing), and by
-/// [`release`](Self::release). A further failure adds only the bytes past those kept.
+/// fetches only the rest. They are dropped by the next seek, by the next read that completes
+/// beyond the window (reads served from the window alone leave them), when a read fails with
+/// any other error (a read past the end keeps nothing), and by [`release`](Self::release). A
+/// further failure adds only the bytes past those kept, so a read that fails again and again
+/// never copies its prefix again.
 ///
 /// [`release`](Self::release) gives all of it back at any time; the next read allocates again.
 ///
@@ -120,8 +122,9 @@ pub struct AsyncBufferedInput<F> {
     pub(super) resource: Option<Arc<str>>,
     // The bytes reads at the position fetched before they failed, kept for their retry, which
     // starts at the same position and fetches only the rest (`keep_for_retry`). At most
-    // `MAX_KEPT_FOR_RETRY` bytes; dropped as soon as the position moves (`move_to`), and on
-    // `release`.
+    // `MAX_KEPT_FOR_RETRY` bytes; dropped when the position is set (`move_to`: seeks, reads
+    // that went past the window) and on `release`. Window hits only advance `pos`, past bytes
+    // that stay correct for their offsets: they leave them.
     kept: Kept,
     pub(super) fetch: F,
 }
