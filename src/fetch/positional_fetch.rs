@@ -789,8 +789,15 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     // Keep the chunks after this one that already arrived intact, for the
                     // retry, which requests the gap this one leaves (`retarget`). Those that
                     // failed too, or are still in flight, were asked during the same trouble:
-                    // dropped, to be asked again.
-                    let intact = self.requests.iter().take_while(|r| r.arrived()).count();
+                    // dropped, to be asked again. A spawned request whose task has finished
+                    // has arrived too: its answer is taken first.
+                    let mut intact = 0;
+                    for request in self.requests.iter_mut() {
+                        if !request.settle(cx) {
+                            break;
+                        }
+                        intact += 1;
+                    }
                     self.requests.truncate(intact);
                     match self.requests.back() {
                         Some(last) if self.ahead_at.is_some() => self.ahead_at = Some(last.end()),
@@ -884,8 +891,16 @@ impl<T: Send + 'static> Request<T> {
         self.at.saturating_add(self.len as u64)
     }
 
-    /// Whether its answer is here and is not an error.
-    fn arrived(&self) -> bool {
+    /// Whether its answer is here and is not an error. The answer of a spawned request whose
+    /// task has finished is taken first (without waiting: the task is done).
+    fn settle(&mut self, cx: &mut Context<'_>) -> bool {
+        if let Answer::Running(handle) = &self.fetch {
+            if handle.is_finished() {
+                if let Poll::Ready(result) = self.poll(cx) {
+                    self.fetch = Answer::Done(Some(result));
+                }
+            }
+        }
         matches!(self.fetch, Answer::Done(Some(Ok(_))))
     }
 
