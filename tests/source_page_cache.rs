@@ -193,9 +193,12 @@ async fn an_evicted_file_goes_to_the_blocking_pool_then_reads_at_once() {
         PositionalFetch::from_arc(counted.clone()).with_read_ahead(ReadAhead::new(256 << 10, 4));
     let got = read_all(fetch, 100).await;
     assert!(got == data, "bytes differ");
+    // At least the first fetch waits for the disk. How many more do depends on the kernel's own
+    // readahead (`read_ahead_kb`, 8 MiB on some machines), which the first read may start for
+    // the whole file, so that every later fetch finds its bytes at hand.
     let plain = counted.requests() - counted.immediate();
     assert!(
-        plain >= 2,
+        plain >= 1,
         "no request went to the blocking pool: {counted:?}"
     );
 
