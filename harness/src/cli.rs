@@ -74,7 +74,8 @@ struct Args {
 
     /// Access patterns, comma-separated: seq (from the first byte to the last), random (each
     /// request at a random offset), clustered (runs of 16 consecutive requests at random
-    /// offsets; clustered:N for runs of N).
+    /// offsets; clustered:N for runs of N), terms (term lookups: each request at a random offset
+    /// in a 64 KiB region picked by a Zipf-skewed rank, s = 1.1; terms:S for another exponent).
     #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "seq",
           value_parser = parse_pattern)]
     pattern: Vec<Pattern>,
@@ -85,12 +86,12 @@ struct Args {
           value_parser = parse_tasks)]
     tasks: Vec<usize>,
 
-    /// Seed of the random and clustered patterns.
+    /// Seed of the random, clustered and term-lookup patterns.
     #[arg(long, value_name = "N", default_value_t = Plan::DEFAULT_SEED)]
     seed: u64,
 
-    /// Requests per pass of a random or clustered cell, all tasks together [default: as many as
-    /// read the file once, at most 10000].
+    /// Requests per pass of a random, clustered or terms cell, all tasks together [default: as
+    /// many as read the file once, at most 10000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     requests: Option<u64>,
 

@@ -27,15 +27,16 @@
 //! at it: the first and last byte), and byte-exact verification happens in a second pass that is
 //! not timed, so every row is still proven to read the file's bytes ([`Mismatch`]). Each cell
 //! reports bytes, time, bytes and requests per second, per-request [`Latency`] (p50, p99), the
-//! reads and seeks the source saw (counted by a [`CountingSource`] under every stream reader
-//! alike, and by a [`CountingPositionalSource`] under the read-ahead reader), and its ratios to
-//! the limit and to `AsyncBufferedInput`. A [time budget](Plan#time-budget) keeps slow readers
+//! reads, seeks and bytes the source saw (counted by a [`CountingSource`] under every stream
+//! reader alike, and by a [`CountingPositionalSource`] under the read-ahead reader), the bytes
+//! fetched per byte used, and its ratios to the limit and to `AsyncBufferedInput`. A [time budget](Plan#time-budget) keeps slow readers
 //! from taking minutes.
 //!
 //! The modules, one concept each:
 //!
 //! - `plan`: what to run: [`Plan`], its [`Cell`]s, the [`ReaderKind`]s;
-//! - `workload`: what a cell asks of the file: the [`Pattern`] and its seeded requests;
+//! - `workload`: what a cell asks of the file: the [`Pattern`] (sequential, random, clustered,
+//!   term lookups in Zipf-skewed hot regions) and its seeded requests;
 //! - `sources`: where the bytes come from: [`Source`], its stream ([`BoxSource`]),
 //!   positional ([`BoxPositionalSource`]), raw and reference forms, `file://` and object store
 //!   URLs;

@@ -9,7 +9,7 @@ use async_buffered_input::fetch::ReadAhead;
 
 use crate::sources::Source;
 use crate::units::binary_size;
-use crate::workload::Pattern;
+use crate::workload::{Pattern, Requests};
 
 /// A description of a throughput run: which sources to read, with which access patterns and
 /// numbers of concurrent tasks, at which request sizes, with which window capacities and
@@ -110,7 +110,7 @@ impl Plan {
     pub const DEFAULT_SIZES: [usize; 6] = [1, 8, 100, 1000, 8192, 65536];
     /// The window capacities a new plan times: 8 KiB and 64 KiB.
     pub const DEFAULT_CAPACITIES: [usize; 2] = [8192, 65536];
-    /// The seed of a new plan's random and clustered patterns.
+    /// The seed of a new plan's random, clustered and term-lookup patterns.
     pub const DEFAULT_SEED: u64 = 1;
 
     /// A plan to read `source` sequentially with one task, the default sizes and capacities,
@@ -172,16 +172,17 @@ impl Plan {
         self
     }
 
-    /// The seed of the random and clustered patterns ([`DEFAULT_SEED`](Self::DEFAULT_SEED)
-    /// unless set): the same seed makes the same requests in every run.
+    /// The seed of the random, clustered and term-lookup patterns
+    /// ([`DEFAULT_SEED`](Self::DEFAULT_SEED) unless set): the same seed makes the same requests
+    /// in every run.
     #[must_use = "builder methods return the changed plan"]
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
     }
 
-    /// Requests per pass of a random or clustered cell, all tasks together; `None` (the
-    /// default) for as many as would read the file once, at most 10 000.
+    /// Requests per pass of a random, clustered or term-lookup cell, all tasks together; `None`
+    /// (the default) for as many as would read the file once, at most 10 000.
     #[must_use = "builder methods return the changed plan"]
     pub fn random_requests(mut self, requests: impl Into<Option<u64>>) -> Self {
         self.random_requests = requests.into();
@@ -345,6 +346,43 @@ impl Plan {
         cells
     }
 
+    /// The requests the run makes in one pass of `cell` over a file of `file_len` bytes, with
+    /// this plan's [`seed`](Self::seed) and [`random_requests`](Self::random_requests): for each
+    /// of the cell's tasks, its `(offset, length)` requests in order. Every reader of the cell,
+    /// and its verification pass, makes exactly these. Empty for an empty file, a request size
+    /// of 0 or no tasks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use throughput_harness::{Cell, Pattern, Plan, ReaderKind, Source};
+    ///
+    /// let plan = Plan::new(Source::memory(vec![0u8; 10])).random_requests(1000);
+    /// let mut cell = Cell::new(ReaderKind::Buffered, 100, Some(8192));
+    /// cell.pattern = Pattern::Terms { s_milli: 1100 };
+    /// cell.tasks = 4;
+    /// let requests = plan.requests(&cell, 64 << 20);
+    /// assert_eq!(requests.len(), 4);
+    /// assert_eq!(requests.iter().map(Vec::len).sum::<usize>(), 1000);
+    /// assert!(requests.iter().flatten().all(|&(offset, len)| len == 100 && offset + 100 <= 64 << 20));
+    /// ```
+    pub fn requests(&self, cell: &Cell, file_len: u64) -> Vec<Vec<(u64, usize)>> {
+        if file_len == 0 || cell.read_size == 0 || cell.tasks == 0 {
+            return vec![Vec::new(); cell.tasks];
+        }
+        let requests = Requests::new(
+            cell.pattern,
+            file_len,
+            cell.read_size,
+            self.seed,
+            self.random_requests,
+            cell.tasks,
+        );
+        (0..cell.tasks)
+            .map(|task| requests.walk(task).collect())
+            .collect()
+    }
+
     /// Checks the plan without doing any I/O.
     ///
     /// # Errors
@@ -478,6 +516,7 @@ impl fmt::Display for Cell {
             Pattern::Sequential => {}
             Pattern::Random => f.write_str(" random")?,
             Pattern::Clustered { run } => write!(f, " clustered (runs of {run})")?,
+            terms @ Pattern::Terms { .. } => write!(f, " {terms}")?,
         }
         f.write_str(" requests")?;
         if let Some(capacity) = self.capacity {

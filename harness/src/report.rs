@@ -30,7 +30,7 @@ pub struct Report {
     pub repetitions: u32,
     /// The window capacities of the run, in the order they were timed.
     pub capacities: Vec<usize>,
-    /// The seed of the random and clustered patterns.
+    /// The seed of the random, clustered and term-lookup patterns.
     pub seed: u64,
     /// The read-ahead of the [read-ahead reader](ReaderKind::BufferedReadAhead) (whether or not
     /// it ran; see [`read_ahead`](Self::read_ahead)).
@@ -92,7 +92,8 @@ impl Report {
     /// reader's id), `reader_name`, `read_size`, `capacity`, `pattern`, `tasks`, `bytes`,
     /// `requests`, `seconds`, `bytes_per_second`, `mb_per_second`, `requests_per_second`,
     /// `latency_p50_ns`, `latency_p99_ns`, `latency_max_ns`, `latency_samples`,
-    /// `underlying_reads`, `underlying_seeks`, `underlying_bytes`, `verify_reads`, `checksum`
+    /// `underlying_reads`, `underlying_seeks`, `underlying_bytes`,
+    /// `bytes_fetched_per_byte_used` ([`CellReport::fetched_per_used`]), `verify_reads`, `checksum`
     /// (a hex string: JSON numbers lose 64-bit precision in many readers), `verified`,
     /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `limit_bytes_per_second`,
     /// `ratio_to_limit`, `ratio_to_buffered`, `holds_pattern`, `reference_reads`,
@@ -124,7 +125,8 @@ impl Report {
             "seconds": null, "bytes_per_second": null, "mb_per_second": null,
             "requests_per_second": null, "latency_p50_ns": null, "latency_p99_ns": null,
             "latency_max_ns": null, "latency_samples": null, "underlying_reads": null,
-            "underlying_seeks": null, "underlying_bytes": null, "verify_reads": null,
+            "underlying_seeks": null, "underlying_bytes": null,
+            "bytes_fetched_per_byte_used": null, "verify_reads": null,
             "checksum": null, "verified": null, "mismatch": null, "error": null, "complete": null,
             "budget_seconds": null, "read_ahead": null,
             "limit_bytes_per_second": source.limit.bytes_per_second(),
@@ -200,6 +202,7 @@ impl Report {
                     "underlying_reads": r.underlying_reads,
                     "underlying_seeks": r.underlying_seeks,
                     "underlying_bytes": r.underlying_bytes,
+                    "bytes_fetched_per_byte_used": r.fetched_per_used(),
                     "verify_reads": r.verify_reads,
                     "checksum": format!("{:#018x}", r.checksum),
                     "verified": r.error.is_none() && r.mismatch.is_none(),
@@ -484,6 +487,15 @@ impl CellReport {
     /// Requests per second.
     pub fn requests_per_second(&self) -> f64 {
         per_second(self.requests, self.elapsed)
+    }
+
+    /// Bytes fetched per byte used: the bytes the source returned
+    /// ([`underlying_bytes`](Self::underlying_bytes)) over the bytes the requests asked for
+    /// ([`bytes`](Self::bytes)). 1 for a reader that fetches only what it is asked; a window
+    /// refilled for each 100-byte lookup fetches many times more. `None` for a cell that read
+    /// nothing.
+    pub fn fetched_per_used(&self) -> Option<f64> {
+        (self.bytes > 0).then(|| self.underlying_bytes as f64 / self.bytes as f64)
     }
 }
 

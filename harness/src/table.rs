@@ -64,6 +64,7 @@ enum Column {
     P99,
     SourceReads,
     SourceSeeks,
+    FetchedPerUsed,
     VsLimit,
     VsBuffered,
     Note,
@@ -86,6 +87,7 @@ impl Column {
             Column::P99 => "p99",
             Column::SourceReads => "src reads",
             Column::SourceSeeks => "src seeks",
+            Column::FetchedPerUsed => "fetched/used",
             Column::VsLimit => "vs limit",
             Column::VsBuffered => "vs buffered",
             Column::Note => "",
@@ -148,7 +150,8 @@ impl Report {
             "MB/s = 10^6 bytes/s. \"vs limit\" = MB/s / the source's limit row: one pass of 1 MiB \
              reads straight from the source, one at a time (like dd bs=1M). \"vs buffered\" = \
              MB/s / AsyncBufferedInput's at the same request size and window (its first window \
-             for readers without one)."
+             for readers without one). \"fetched/used\" = bytes the source returned / bytes \
+             the requests asked for."
         )?;
         writeln!(
             f,
@@ -160,9 +163,19 @@ impl Report {
         if cells().any(|r| r.cell.pattern.is_random()) {
             writeln!(
                 f,
-                "Random and clustered passes: requests at offsets drawn from seed {}; a pass \
-                 makes as many requests as read the file once, at most 10000, unless set.",
+                "Random, clustered and term-lookup passes: requests at offsets drawn from seed \
+                 {}; a pass makes as many requests as read the file once, at most 10000, unless \
+                 set.",
                 self.seed
+            )?;
+        }
+        if cells().any(|r| matches!(r.cell.pattern, Pattern::Terms { .. })) {
+            writeln!(
+                f,
+                "Term lookups: each request reads at a random offset in one of the file's {} \
+                 regions, picked by a Zipf-skewed rank (hot regions scattered over the file); \
+                 each task seeks, then reads.",
+                binary_size(Pattern::TERMS_REGION)
             )?;
         }
         if let Some(ahead) = self.read_ahead() {
@@ -245,6 +258,7 @@ impl Report {
             Column::P99,
             Column::SourceReads,
             Column::SourceSeeks,
+            Column::FetchedPerUsed,
             Column::VsLimit,
             Column::VsBuffered,
             Column::Note,
@@ -433,6 +447,7 @@ fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
                 | Column::P99
                 | Column::SourceReads
                 | Column::SourceSeeks
+                | Column::FetchedPerUsed
                 | Column::VsLimit
                 | Column::VsBuffered,
             ) if failed => dash(),
@@ -472,6 +487,7 @@ fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
             (Row::Limit(l), Column::SourceReads) => l.underlying_reads.to_string(),
             (Row::Read(r), Column::SourceReads) => r.underlying_reads.to_string(),
             (Row::Read(r), Column::SourceSeeks) => r.underlying_seeks.to_string(),
+            (Row::Read(r), Column::FetchedPerUsed) => ratio(r.fetched_per_used()),
             (Row::Limit(l), Column::VsLimit) => ratio(l.complete.then_some(1.0)),
             (Row::Read(r), Column::VsLimit) => ratio(source.ratio_to_limit(r)),
             (Row::Read(r), Column::VsBuffered) => ratio(source.ratio_to_buffered(r)),

@@ -1,5 +1,5 @@
 //! What a cell asks of the file: the access [`Pattern`] and the seeded sequence of requests it
-//! gives each task ([`Requests`]).
+//! gives each task ([`Requests`]), with the Zipf-skewed choice of hot regions of term lookups.
 
 use std::fmt;
 use std::io;
@@ -25,38 +25,94 @@ pub enum Pattern {
         /// Requests per run.
         run: u32,
     },
+    /// Term lookups, as a search service makes them: each request picks one of the file's
+    /// regions of [`TERMS_REGION`](Self::TERMS_REGION) bytes by a Zipf-skewed rank, then reads
+    /// at a uniformly random offset inside it. The ranks are scattered over the file by a fixed
+    /// permutation (the same for every seed), so the hot regions are spread out, not the first
+    /// ones. The request's length is the cell's request size.
+    Terms {
+        /// The Zipf exponent `s` of the regions' popularity, in thousandths (1100 for
+        /// `s = 1.1`): the region of rank `k` (from 0) is picked with a probability
+        /// proportional to `1 / (k + 1)^s`. An integer, so that a pattern stays `Eq` and
+        /// `Hash`.
+        s_milli: u32,
+    },
 }
 
 impl Pattern {
     /// The run length of [`Pattern::Clustered`] when none is given (`clustered`).
     pub const DEFAULT_RUN: u32 = 16;
+    /// The Zipf exponent of [`Pattern::Terms`] when none is given (`terms`), in thousandths:
+    /// `s = 1.1`.
+    pub const DEFAULT_ZIPF_MILLI: u32 = 1100;
+    /// The largest Zipf exponent `terms:S` takes, in thousandths (`s = 10`: practically every
+    /// lookup in the hottest region).
+    pub const MAX_ZIPF_MILLI: u32 = 10_000;
+    /// The size of the regions [`Pattern::Terms`] picks from: 64 KiB, a term dictionary's block
+    /// cluster. The last region of a file that is not a multiple of it is shorter.
+    pub const TERMS_REGION: u64 = 64 << 10;
 
     /// A short, stable identifier, what [`FromStr`] parses and the JSON report prints: `seq`,
     /// `random`, `clustered` (or `clustered:N` for runs of N other than
-    /// [`DEFAULT_RUN`](Self::DEFAULT_RUN)).
+    /// [`DEFAULT_RUN`](Self::DEFAULT_RUN)), `terms` (or `terms:S` for a Zipf exponent other
+    /// than [`DEFAULT_ZIPF_MILLI`](Self::DEFAULT_ZIPF_MILLI), like `terms:0.8`).
     pub fn id(&self) -> String {
         match self {
             Pattern::Sequential => "seq".into(),
             Pattern::Random => "random".into(),
             Pattern::Clustered { run } if *run == Self::DEFAULT_RUN => "clustered".into(),
             Pattern::Clustered { run } => format!("clustered:{run}"),
+            Pattern::Terms { s_milli } if *s_milli == Self::DEFAULT_ZIPF_MILLI => "terms".into(),
+            Pattern::Terms { s_milli } => format!("terms:{}", thousandths(*s_milli)),
         }
     }
 
-    /// Whether the pattern jumps (random or clustered), so that a pass makes a chosen number of
-    /// requests rather than reading the file once.
+    /// The term-lookup pattern with the Zipf exponent `s` (rounded to thousandths).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` if `s` is not a number from 0 to 10.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use throughput_harness::Pattern;
+    ///
+    /// assert_eq!(Pattern::terms(1.1)?, Pattern::Terms { s_milli: 1100 });
+    /// assert_eq!(Pattern::terms(0.8)?.id(), "terms:0.8");
+    /// assert!(Pattern::terms(-1.0).is_err());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn terms(s: f64) -> io::Result<Pattern> {
+        let max = f64::from(Self::MAX_ZIPF_MILLI) / 1000.0;
+        if !(0.0..=max).contains(&s) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a Zipf exponent must be a number from 0 to {max}, got {s}"),
+            ));
+        }
+        Ok(Pattern::Terms {
+            s_milli: (s * 1000.0).round() as u32,
+        })
+    }
+
+    /// Whether the pattern jumps (random, clustered or term lookups), so that a pass makes a
+    /// chosen number of requests rather than reading the file once.
     pub fn is_random(&self) -> bool {
         !matches!(self, Pattern::Sequential)
     }
 }
 
 impl fmt::Display for Pattern {
-    /// `sequential`, `random`, `clustered (runs of 16)`.
+    /// `sequential`, `random`, `clustered (runs of 16)`, `term-lookup (Zipf s = 1.1)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Pattern::Sequential => f.write_str("sequential"),
             Pattern::Random => f.write_str("random"),
             Pattern::Clustered { run } => write!(f, "clustered (runs of {run})"),
+            Pattern::Terms { s_milli } => {
+                write!(f, "term-lookup (Zipf s = {})", thousandths(*s_milli))
+            }
         }
     }
 }
@@ -65,7 +121,8 @@ impl FromStr for Pattern {
     type Err = io::Error;
 
     /// `seq` (or `sequential`), `random`, `clustered` or `clustered:N` (runs of N requests),
-    /// ignoring case and surrounding spaces.
+    /// `terms` or `terms:S` (term lookups with the Zipf exponent S, from 0 to 10, like
+    /// `terms:1.1`), ignoring case and surrounding spaces.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let key = s.trim().to_ascii_lowercase();
         let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
@@ -77,7 +134,20 @@ impl FromStr for Pattern {
                     run: Self::DEFAULT_RUN,
                 })
             }
+            "terms" | "term" => {
+                return Ok(Pattern::Terms {
+                    s_milli: Self::DEFAULT_ZIPF_MILLI,
+                })
+            }
             _ => {}
+        }
+        if let Some(exponent) = key.strip_prefix("terms:") {
+            return match exponent.trim().parse::<f64>() {
+                Ok(s) => Pattern::terms(s).map_err(|e| invalid(format!("terms:{exponent}: {e}"))),
+                Err(_) => Err(invalid(format!(
+                    "terms:{exponent}: the Zipf exponent must be a number, like terms:1.1"
+                ))),
+            };
         }
         if let Some(run) = key.strip_prefix("clustered:") {
             return match run.trim().parse::<u32>() {
@@ -92,7 +162,7 @@ impl FromStr for Pattern {
             };
         }
         Err(invalid(format!(
-            "unknown pattern {s:?}: expected seq, random, clustered or clustered:N"
+            "unknown pattern {s:?}: expected seq, random, clustered, clustered:N, terms or terms:S"
         )))
     }
 }
@@ -108,10 +178,12 @@ pub(crate) struct Requests {
     // Requests per pass, all tasks together.
     per_pass: u64,
     tasks: usize,
+    // `Some` for `Pattern::Terms` only: its regions' popularity.
+    regions: Option<HotRegions>,
 }
 
-/// Requests per pass of a random or clustered cell, unless the plan says otherwise: as many as
-/// would read the file once, but at most this many.
+/// Requests per pass of a random, clustered or term-lookup cell, unless the plan says otherwise:
+/// as many as would read the file once, but at most this many.
 pub(crate) const DEFAULT_RANDOM_REQUESTS: u64 = 10_000;
 
 impl Requests {
@@ -133,6 +205,13 @@ impl Requests {
             Pattern::Sequential => whole_file,
             _ => random_requests.unwrap_or(whole_file.min(DEFAULT_RANDOM_REQUESTS)),
         };
+        let regions = match pattern {
+            Pattern::Terms { s_milli } => Some(HotRegions::new(
+                file_len.div_ceil(Pattern::TERMS_REGION),
+                f64::from(s_milli) / 1000.0,
+            )),
+            _ => None,
+        };
         Self {
             pattern,
             file_len,
@@ -140,6 +219,7 @@ impl Requests {
             seed,
             per_pass,
             tasks,
+            regions,
         }
     }
 
@@ -169,6 +249,21 @@ impl Requests {
                 let span = run.saturating_mul(size).min(self.file_len);
                 let start = self.random(task, k / run) % (self.file_len - span + 1);
                 start + ((k % run) * size) % span
+            }
+            Pattern::Terms { .. } => {
+                let regions = self
+                    .regions
+                    .as_ref()
+                    .expect("a terms pattern has its regions");
+                // The top 53 bits pick the region, a mix of all 64 the offset inside it.
+                let x = self.random(task, k);
+                let region = regions.pick((x >> 11) as f64 / (1u64 << 53) as f64);
+                let start = region * Pattern::TERMS_REGION;
+                let region_len = Pattern::TERMS_REGION.min(self.file_len - start);
+                // A request longer than its region starts at the region (or as late as the
+                // file allows) and runs into the next.
+                let room = region_len.saturating_sub(len) + 1;
+                (start + splitmix64(x) % room).min(self.file_len - len)
             }
         };
         let len = len.min(self.file_len - offset);
@@ -223,6 +318,82 @@ impl Requests {
     }
 }
 
+/// The popularity of a term-lookup file's regions: a Zipf distribution over ranks, inverted
+/// from its cumulative distribution, and the fixed permutation that scatters the ranks over the
+/// regions.
+#[derive(Clone)]
+struct HotRegions {
+    // `cdf[k]`: the probability of a rank at most `k`; increasing, the last 1 (up to rounding).
+    // One per region: 8 bytes per 64 KiB of file.
+    cdf: Vec<f64>,
+    // Coprime with `cdf.len()`, so that `rank * scatter % len` is a permutation of the ranks.
+    scatter: u64,
+}
+
+impl HotRegions {
+    /// The popularity of `regions` regions (at least 1) under the Zipf exponent `s`.
+    fn new(regions: u64, s: f64) -> Self {
+        debug_assert!(regions > 0 && s >= 0.0);
+        let mut total = 0.0;
+        let mut cdf: Vec<f64> = (1..=regions)
+            .map(|k| {
+                total += (k as f64).powf(-s);
+                total
+            })
+            .collect();
+        for c in &mut cdf {
+            *c /= total;
+        }
+        // Near the golden ratio of the regions (Fibonacci hashing): consecutive ranks land far
+        // apart, and the hottest regions spread over the whole file.
+        let mut scatter = ((regions as f64 * 0.618_033_988_75) as u64).max(1);
+        while gcd(scatter, regions) != 1 {
+            scatter += 1;
+        }
+        debug_assert!(cdf.windows(2).all(|w| w[0] <= w[1]));
+        Self { cdf, scatter }
+    }
+
+    /// The region picked by `u`, uniform in `[0, 1)`: the rank whose share of the cumulative
+    /// distribution holds `u`, scattered.
+    #[inline]
+    fn pick(&self, u: f64) -> u64 {
+        let n = self.cdf.len() as u64;
+        let rank = (self.cdf.partition_point(|&c| c <= u) as u64).min(n - 1);
+        let region = (u128::from(rank) * u128::from(self.scatter) % u128::from(n)) as u64;
+        debug_assert!(region < n);
+        region
+    }
+}
+
+impl fmt::Debug for HotRegions {
+    /// The number of regions and the permutation, not the distribution.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HotRegions")
+            .field("regions", &self.cdf.len())
+            .field("scatter", &self.scatter)
+            .finish()
+    }
+}
+
+/// The greatest common divisor of `a` and `b`.
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `n` thousandths as a short decimal: `1.1` for 1100, `2` for 2000, `0.125` for 125.
+fn thousandths(n: u32) -> String {
+    let (whole, frac) = (n / 1000, n % 1000);
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let frac = format!("{frac:03}");
+    format!("{whole}.{}", frac.trim_end_matches('0'))
+}
+
 /// The requests of one task in one pass ([`Requests::walk`]).
 #[derive(Debug)]
 pub(crate) struct Walk<'a> {
@@ -275,9 +446,21 @@ mod tests {
             Pattern::Random,
             Pattern::Clustered { run: 16 },
             Pattern::Clustered { run: 3 },
+            Pattern::Terms { s_milli: 1100 },
+            Pattern::Terms { s_milli: 800 },
+            Pattern::Terms { s_milli: 2000 },
+            Pattern::Terms { s_milli: 1255 },
+            Pattern::Terms { s_milli: 0 },
         ] {
             assert_eq!(pattern.id().parse::<Pattern>().unwrap(), pattern);
         }
+        assert_eq!(Pattern::Terms { s_milli: 1100 }.id(), "terms");
+        assert_eq!(Pattern::Terms { s_milli: 1255 }.id(), "terms:1.255");
+        assert_eq!(Pattern::Terms { s_milli: 2000 }.id(), "terms:2");
+        assert_eq!(
+            Pattern::Terms { s_milli: 800 }.to_string(),
+            "term-lookup (Zipf s = 0.8)"
+        );
         assert_eq!(
             " Sequential ".parse::<Pattern>().unwrap(),
             Pattern::Sequential
@@ -291,6 +474,10 @@ mod tests {
             ("zigzag", "unknown pattern \"zigzag\": expected seq, random"),
             ("clustered:0", "at least 1 request, got 0"),
             ("clustered:x", "must be a whole number of requests"),
+            ("terms:x", "the Zipf exponent must be a number"),
+            ("terms:-1", "from 0 to 10, got -1"),
+            ("terms:10.5", "from 0 to 10, got 10.5"),
+            ("terms:nan", "from 0 to 10"),
         ] {
             let err = text.parse::<Pattern>().unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
@@ -364,6 +551,59 @@ mod tests {
         // Requests larger than the file read the whole file.
         let whole = Requests::new(Pattern::Random, 50, 100, 7, Some(3), 1);
         assert!((0..3).all(|k| whole.get(0, k) == (0, 50)));
+    }
+
+    #[test]
+    fn hot_regions_are_a_permutation_of_the_ranks() {
+        for regions in [1u64, 2, 3, 256, 1000, 4099 * 2] {
+            let hot = HotRegions::new(regions, 1.1);
+            assert_eq!(gcd(hot.scatter, regions), 1, "{regions}: {hot:?}");
+            let mut seen = vec![false; regions as usize];
+            for rank in 0..regions {
+                let region =
+                    (u128::from(rank) * u128::from(hot.scatter) % u128::from(regions)) as usize;
+                assert!(!seen[region], "{regions}: region {region} twice");
+                seen[region] = true;
+            }
+            // The extremes of `u` land inside.
+            assert_eq!(hot.pick(0.0), 0, "the hottest rank is region 0");
+            assert!(hot.pick(1.0 - f64::EPSILON) < regions);
+            assert!(hot.pick(1.0) < regions);
+        }
+    }
+
+    #[test]
+    fn term_lookups_stay_in_their_region_and_in_the_file() {
+        let region = Pattern::TERMS_REGION;
+        for (len, size) in [
+            (16 * region, 100),
+            (16 * region + 5000, 300),
+            (1000, 100),
+            (1000, 5000),
+            (3 * region, 2 * region as usize),
+            (region + 1, 100),
+        ] {
+            let requests = Requests::new(
+                Pattern::Terms { s_milli: 1100 },
+                len,
+                size,
+                9,
+                Some(2000),
+                3,
+            );
+            for task in 0..3 {
+                for (offset, n) in requests.walk(task) {
+                    assert_eq!(n as u64, (size as u64).min(len), "{len} {size}");
+                    assert!(offset + n as u64 <= len, "{len} {size}: {offset} {n}");
+                    // A lookup that fits in its region does not leave it, unless it was moved
+                    // back from the file's short last region.
+                    let (first, last) = (offset / region, (offset + n as u64 - 1) / region);
+                    if (n as u64) <= region && (last + 1) * region <= len {
+                        assert_eq!(first, last, "{len} {size}: {offset} {n}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -132,7 +132,7 @@ fn cells(rows: &[Value]) -> Vec<&Value> {
     rows.iter().filter(|r| r["row"] == "read").collect()
 }
 
-const FIELDS: [&str; 38] = [
+const FIELDS: [&str; 39] = [
     "source",
     "source_name",
     "file_len",
@@ -156,6 +156,7 @@ const FIELDS: [&str; 38] = [
     "underlying_reads",
     "underlying_seeks",
     "underlying_bytes",
+    "bytes_fetched_per_byte_used",
     "verify_reads",
     "checksum",
     "verified",
@@ -546,6 +547,63 @@ fn patterns_tasks_and_seeds() {
     assert_fails(&["--tasks", "0"], 2, "a cell needs at least 1 task, got 0");
     assert_fails(&["--tasks", "x"], 2, "is not a whole number of tasks");
     assert_fails(&["--requests", "0"], 2, "--requests");
+}
+
+#[test]
+fn term_lookups_with_many_tasks() {
+    let args = [
+        "--file-size",
+        "512KiB",
+        "--capacities",
+        "4KiB",
+        "--budget",
+        "20s",
+        "--pattern",
+        "terms",
+        "--tasks",
+        "64",
+        "--sizes",
+        "100,300",
+        "--requests",
+        "640",
+        "--readers",
+        "buffered,bufreader,unbuffered",
+        "--json",
+    ];
+    let out = run(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = rows(&out);
+    let limit = rows.iter().find(|r| r["row"] == "limit").unwrap();
+    assert!(limit["bytes_fetched_per_byte_used"].is_null(), "{limit}");
+    let cells = cells(&rows);
+    // 2 sizes x 3 readers.
+    assert_eq!(cells.len(), 6);
+    for cell in &cells {
+        assert_eq!(cell["pattern"], "terms", "{cell}");
+        assert_eq!(cell["tasks"], 64, "{cell}");
+        assert_eq!(cell["requests"], 640, "{cell}");
+        assert_eq!(cell["verified"], true, "{cell}");
+        let ratio = cell["bytes_fetched_per_byte_used"].as_f64().unwrap();
+        if cell["reader"] == "unbuffered" {
+            assert_eq!(ratio, 1.0, "{cell}");
+        } else {
+            assert!(ratio > 1.0, "{cell}");
+        }
+    }
+    let table = stdout(&run(&args[..args.len() - 1]));
+    let header = table.lines().find(|l| l.starts_with("source ")).unwrap();
+    assert!(header.contains("fetched/used"), "{table}");
+    assert!(
+        table.contains("term-lookup (Zipf s = 1.1) reads, 64 concurrent tasks"),
+        "{table}"
+    );
+
+    assert_fails(
+        &["--pattern", "terms:x"],
+        2,
+        "the Zipf exponent must be a number",
+    );
+    assert_fails(&["--pattern", "terms:12"], 2, "from 0 to 10, got 12");
 }
 
 #[test]
