@@ -80,21 +80,23 @@ async fn a_slice_never_asks_the_length_once_it_is_known() {
     let source = Arc::new(CountingPositional::new(MemorySource::new(pattern_vec(
         1000,
     ))));
-    let mut input = AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));
+    let input = AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));
     assert_eq!(input.known_length(), None);
-    // Not known: each slice asks (`&self` cannot keep the answer).
-    input.slice(0, 10).await.unwrap();
-    assert_eq!(source.length_requests(), 1);
-    // Known once asked: no more requests, from the parent, its slices or their slices.
-    assert_eq!(input.length().await.unwrap(), 1000);
-    let asked = source.length_requests();
+    // A parent shared behind an `Arc`, whose length was never asked: the first slice asks it,
+    // and the parent keeps it (`&self` is enough). Its clones, its slices and their slices never
+    // ask again.
     let shared = Arc::new(input);
     for i in 0..100 {
         let slice = shared.slice(i, 10).await.unwrap();
         assert_eq!(slice.known_length(), Some(10));
         slice.slice(1, 5).await.unwrap();
+        shared.clone().slice(i, 5).await.unwrap();
     }
-    assert_eq!(source.length_requests(), asked);
+    assert_eq!(source.length_requests(), 1, "one length request in all");
+    assert_eq!(shared.known_length(), Some(1000));
+    let mut clone = (*shared).clone();
+    assert_eq!(clone.length().await.unwrap(), 1000);
+    assert_eq!(source.length_requests(), 1);
     let e = shared.slice(995, 10).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     assert_eq!(

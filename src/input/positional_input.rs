@@ -147,7 +147,9 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
     ///
     /// `InvalidInput` if `offset + len` overflows or is past this input's length (the error
     /// names the offset, the length asked and the length available); the source's error if its
-    /// length must be asked (it is not [known](Self::known_length)) and that fails.
+    /// length must be asked (it is not [known](Self::known_length) yet) and that fails. Once
+    /// asked, the length is kept (shared by this input and its clones, through `&self`): a
+    /// parent shared behind an `Arc` asks it once for all its slices.
     ///
     /// # Cancel safety
     ///
