@@ -462,6 +462,103 @@ async fn a_file_is_parsed_and_verified_in_one_pass() {
     assert_eq!(codec::retrieve_checksum(&mut input).await.unwrap(), crc);
 }
 
+/// `checksum_entire_file` reads each byte of the file from the source once, small files and
+/// large, and none the window already holds.
+#[tokio::test]
+async fn checksum_entire_file_fetches_each_byte_once() {
+    for (body_len, capacity, read_ahead) in [
+        (10, 16, None),
+        (100, 8192, None),
+        (5000, 8192, Some(ReadAhead::new(4096, 2))),
+        (700_000, 8192, None),
+        (700_000, 8192, Some(ReadAhead::default())),
+    ] {
+        let body = pattern_vec(body_len);
+        let file = lucene_file("Lucene90PostingsWriterDoc", 1, &ID, "", &body);
+        let length = file.len() as u64;
+        let ctx = format!("{length} bytes, capacity {capacity}, read-ahead {read_ahead:?}");
+        let source = std::sync::Arc::new(CountingPositional::new(MemorySource::new(
+            file.clone(),
+        )));
+        let mut fetch = PositionalFetch::from_arc(source.clone());
+        if let Some(read_ahead) = read_ahead {
+            fetch = fetch.with_read_ahead(read_ahead);
+        }
+        let mut input = AsyncBufferedInput::with_capacity(capacity, fetch);
+        let crc = codec::checksum_entire_file(&mut input).await.unwrap();
+        assert_eq!(crc, crc32fast::hash(&file[..file.len() - 8]), "{ctx}");
+        assert_eq!(input.stats().bytes_from_source, length, "{ctx}");
+        assert_eq!(source.bytes(), length, "{ctx}: bytes asked of the source");
+
+        // After a header read through the window: the window's bytes are not fetched again.
+        let mut input = AsyncBufferedInput::with_capacity(
+            capacity,
+            PositionalFetch::new(MemorySource::new(file.clone())),
+        );
+        codec::check_index_header(&mut input, "Lucene90PostingsWriterDoc", 1, 1, &ID, "")
+            .await
+            .unwrap();
+        // The bytes before the window left it: those only are fetched again.
+        let before_window = input.window().start;
+        assert_eq!(codec::checksum_entire_file(&mut input).await.unwrap(), crc);
+        assert_eq!(
+            input.stats().bytes_from_source,
+            length + before_window,
+            "{ctx}, after a header"
+        );
+    }
+    // A stream too.
+    let file = lucene_file("c", 0, &ID, "", &pattern_vec(3000));
+    let mut input = AsyncBufferedInput::new(Cursor::new(file.clone()));
+    codec::checksum_entire_file(&mut input).await.unwrap();
+    assert_eq!(input.stats().bytes_from_source, file.len() as u64);
+}
+
+/// Verifying the whole file in the middle of a checksummed pass over it leaves that pass
+/// intact: the position does not move, so the checksum is not voided.
+#[tokio::test]
+async fn checksum_entire_file_keeps_a_checksum_in_progress() {
+    let file = lucene_file("Lucene86SegmentInfo", 1, &ID, "x", &body());
+    let mut input = si_input(file.clone());
+    input.start_checksum();
+    codec::check_index_header(&mut input, "Lucene86SegmentInfo", 0, 1, &ID, "x")
+        .await
+        .unwrap();
+    let at = input.position();
+    let crc = codec::checksum_entire_file(&mut input).await.unwrap();
+    assert_eq!(input.position(), at);
+    assert_eq!(input.checksum_start(), Some(0));
+    assert_eq!(
+        input.checksum().await.unwrap(),
+        crc32fast::hash(&file[..at as usize])
+    );
+    let length = input.length().await.unwrap();
+    input.seek_to(length - codec::FOOTER_LENGTH); // forward: skipped bytes are checksummed
+    assert_eq!(codec::check_footer(&mut input).await.unwrap(), crc);
+}
+
+/// `check_footer` compares the footer with the CRC of the whole file: it refuses an input that
+/// is not checksumming from 0, rather than report a corruption that is not there.
+#[tokio::test]
+async fn check_footer_needs_a_checksum_from_0() {
+    let file = lucene_file("Lucene86SegmentInfo", 1, &ID, "x", &body());
+    let footer_at = file.len() as u64 - codec::FOOTER_LENGTH;
+    for start in [None, Some(3), Some(footer_at)] {
+        let mut input = si_input(file.clone());
+        if let Some(start) = start {
+            input.seek_to(start);
+            input.start_checksum();
+        }
+        input.seek_to(footer_at);
+        let e = codec::check_footer(&mut input).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{start:?}: {e}");
+        let message = e.to_string();
+        assert!(message.starts_with("_0.si: check_footer at position"), "{e}");
+        assert!(message.contains("start_checksum"), "{e}");
+        assert_eq!(input.position(), footer_at, "nothing consumed");
+    }
+}
+
 #[tokio::test]
 async fn every_kind_of_corruption_names_the_resource_what_and_where() {
     let good = lucene_file("Lucene86SegmentInfo", 1, &ID, "x", &body());

@@ -509,6 +509,12 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         e.into_io(self.resource.as_ref(), op, at, amount)
     }
 
+    /// An `InvalidInput` error of `op` at `at`, for a call the input's state does not allow,
+    /// naming this input's resource.
+    pub(crate) fn invalid_input(&self, op: &'static str, at: u64, message: String) -> io::Error {
+        self.error(Error::InvalidInput(message), op, at, Amount::None)
+    }
+
     /// The window's bytes from offset `at` on; empty when `at` is outside the window.
     #[inline]
     pub(super) fn window_at(&self, at: u64) -> &[u8] {
