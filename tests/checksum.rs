@@ -230,11 +230,56 @@ async fn a_seek_back_voids_the_checksum_and_reading_on_is_still_right() {
         input.checksum().await.unwrap(),
         crc32fast::hash(&data[5..25])
     );
-    // AsyncSeek back too.
+}
+
+/// A seek back while checksumming is refused by `AsyncSeek` and `try_seek_to`, as Lucene's
+/// `BufferedChecksumIndexInput.seek` refuses it: the error names the resource, the position
+/// and the target, nothing moves, and the checksum goes on.
+#[tokio::test]
+async fn a_fallible_seek_back_while_checksumming_is_an_error() {
+    let data = pattern_vec(100);
+    let mut input =
+        AsyncBufferedInput::with_capacity(16, Cursor::new(data.clone())).with_resource("_0.si");
+    input.start_checksum();
+    input.read_bytes(&mut [0; 10]).await.unwrap();
+    for (case, seek) in [
+        ("Current", SeekFrom::Current(-1)),
+        ("Start", SeekFrom::Start(4)),
+        ("End, length unknown", SeekFrom::End(-95)),
+        ("End, length known", SeekFrom::End(-95)),
+    ] {
+        let e = AsyncSeekExt::seek(&mut input, seek).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{case}: {e}");
+        let message = e.to_string();
+        assert!(
+            message.starts_with("_0.si: seek at position 10: a seek back to "),
+            "{case}: {e}"
+        );
+        assert!(message.contains("while checksumming from 0"), "{case}: {e}");
+        assert_eq!(input.position(), 10, "{case}");
+    }
+    let e = input.try_seek_to(9).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("a seek back to 9"), "{e}");
+    // Forward, and to the position itself, are fine; the checksum went on.
+    AsyncSeekExt::seek(&mut input, SeekFrom::Current(0))
+        .await
+        .unwrap();
+    input.try_seek_to(12).unwrap();
+    AsyncSeekExt::seek(&mut input, SeekFrom::Start(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        input.checksum().await.unwrap(),
+        crc32fast::hash(&data[..20])
+    );
+    // Not checksumming: back is fine.
+    input.stop_checksum();
+    input.try_seek_to(3).unwrap();
     AsyncSeekExt::seek(&mut input, SeekFrom::Current(-1))
         .await
         .unwrap();
-    assert!(input.checksum().await.is_err());
+    assert_eq!(input.read_byte().await.unwrap(), data[2]);
 }
 
 #[tokio::test]

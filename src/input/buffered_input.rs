@@ -355,13 +355,53 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// `UnexpectedEof`.
     ///
     /// While [checksumming](Self::start_checksum), a seek forward includes the bytes it skips in
-    /// the checksum (they are read when the checksum is next folded), and a seek back makes the
-    /// next [`checksum`](Self::checksum) fail, as in Lucene.
+    /// the checksum (they are read when the checksum is next folded). A seek back cannot fail
+    /// here: it voids the checksum, and the next [`checksum`](Self::checksum) or
+    /// [`check_footer`](crate::codec::check_footer) fails. To have the seek itself refused, as
+    /// Lucene's `BufferedChecksumIndexInput.seek` does, use [`try_seek_to`](Self::try_seek_to)
+    /// (or [`AsyncSeek`], which refuses it too).
     #[inline]
     pub fn seek_to(&mut self, pos: u64) {
         self.end_seek = None;
         self.note_seek(pos);
         self.move_to(pos);
+    }
+
+    /// [`seek_to`](Self::seek_to), refusing a seek back while
+    /// [checksumming](Self::start_checksum), as Lucene's `BufferedChecksumIndexInput.seek`
+    /// does: a checksum describes one forward pass.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` while checksumming if `pos` is before the position (the error names the
+    /// resource, the position and the target); nothing changes, the checksum goes on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use async_buffered_input::AsyncBufferedInput;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(vec![0u8; 100]))
+    ///     .with_resource("_0.si");
+    /// input.start_checksum();
+    /// input.try_seek_to(40)?; // forward: the skipped bytes are checksummed
+    /// let e = input.try_seek_to(10).unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "_0.si: seek at position 40: a seek back to 10 while checksumming from 0: a checksum \
+    ///      covers one forward pass"
+    /// );
+    /// assert_eq!(input.position(), 40);
+    /// assert_eq!(input.checksum().await?, crc32fast::hash(&[0u8; 40]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn try_seek_to(&mut self, pos: u64) -> io::Result<()> {
+        self.check_seek(pos)?;
+        self.seek_to(pos);
+        Ok(())
     }
 
     /// Moves the position forward by `n` bytes, without I/O (see [`seek_to`](Self::seek_to)).
@@ -920,6 +960,9 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
     /// source's length; if it is not known yet, `poll_complete` asks for it.
     ///
     /// A target before 0 or past `u64::MAX` is an `InvalidInput` error and changes nothing.
+    /// So is a target before the position while [checksumming](AsyncBufferedInput::start_checksum),
+    /// as in Lucene's `BufferedChecksumIndexInput.seek`
+    /// ([`try_seek_to`](AsyncBufferedInput::try_seek_to)); the checksum goes on.
     ///
     /// An `End` seek whose future was dropped before it completed is completed by the next
     /// `poll_complete` (the next seek through `AsyncSeekExt`), as with tokio's `File`, unless
@@ -931,6 +974,7 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
         me.end_seek = None;
         let base = match position {
             SeekFrom::Start(target) => {
+                me.check_seek(target)?;
                 me.note_seek(target);
                 me.move_to(target);
                 return Ok(());
@@ -948,6 +992,7 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
             },
         };
         let target = seek_target(me.resource.as_ref(), me.pos, base.0, base.1)?;
+        me.check_seek(target)?;
         me.note_seek(target);
         me.move_to(target);
         Ok(())
@@ -964,6 +1009,7 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
                 let length =
                     length.map_err(|e| me.error(Error::Source(e), "seek", me.pos, Amount::None))?;
                 let target = seek_target(me.resource.as_ref(), me.pos, length, offset)?;
+                me.check_seek(target)?;
                 me.note_seek(target);
                 me.move_to(target);
             } else {
