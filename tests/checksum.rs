@@ -421,7 +421,8 @@ async fn crc32_of_and_chunks_do_not_move_the_input() {
     assert_eq!(seen, [(699_990, 10)]);
     assert_eq!(
         e.to_string(),
-        "for_each_chunk of 20 bytes at position 699990 went past the end: only 10 bytes available"
+        "memory (700000 bytes): for_each_chunk of 20 bytes at position 699990 went past the end: \
+         only 10 bytes available"
     );
 }
 

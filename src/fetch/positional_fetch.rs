@@ -694,8 +694,8 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
         self.reads
     }
 
-    fn resource(&self) -> Option<Arc<str>> {
-        self.source.resource().map(Arc::from)
+    fn resource(&self) -> Arc<str> {
+        Arc::from(self.source.description())
     }
 
     fn release(&mut self) {

@@ -107,7 +107,7 @@ pub struct AsyncBufferedInput<F> {
     // (`checksum.rs`); boxed, so that an input that does not checksum stays small.
     pub(super) checksum: Option<Box<Checksum>>,
     // What the input reads, for errors: a path, a URL, "slice NAME [a..b) of PATH".
-    pub(super) resource: Option<Arc<str>>,
+    pub(super) resource: Arc<str>,
     // The bytes a read straight into its caller's buffer had fetched when it failed, kept for
     // its retry, which starts at the same offset: only the rest is fetched again. Dropped as soon
     // as the position moves (`move_to`), on `release`, and when used.
@@ -483,18 +483,21 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         stats
     }
 
-    /// What the input reads, as errors name it: a path for a file opened with
+    /// What the input reads, as its errors name it: a path for a file opened with
     /// [`open`](Self::open) or a [`FileSource`](crate::source::FileSource), a URL for an object,
-    /// "slice NAME [a..b) of PARENT" for a [slice](Self::slice_named); `None` for a stream unless
-    /// set with [`with_resource`](Self::with_resource).
-    pub fn resource(&self) -> Option<&str> {
-        self.resource.as_deref()
+    /// "slice NAME [a..b) of PARENT" for a [slice](Self::slice_named), "memory (N bytes)" for a
+    /// [`MemorySource`](crate::source::MemorySource), and "stream" for a stream; another
+    /// [`PositionalSource`](crate::source::PositionalSource) gives its
+    /// [`description`](crate::source::PositionalSource::description). Every input has one;
+    /// name it yourself with [`with_resource`](Self::with_resource).
+    pub fn resource(&self) -> &str {
+        &self.resource
     }
 
     /// Names what the input reads, for its errors (builder style).
     #[must_use]
     pub fn with_resource(mut self, resource: impl Into<Arc<str>>) -> Self {
-        self.resource = Some(resource.into());
+        self.resource = resource.into();
         self
     }
 
@@ -508,7 +511,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         found: impl Into<String>,
     ) -> io::Error {
         crate::CorruptError::new(
-            self.resource.as_deref().map(str::to_owned),
+            Some(self.resource.to_string()),
             position,
             expected,
             found,
@@ -546,7 +549,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
 
     /// The public error of `op` at `at`, naming this input's resource.
     pub(super) fn error(&self, e: Error, op: &'static str, at: u64, amount: Amount) -> io::Error {
-        e.into_io(self.resource.as_ref(), op, at, amount)
+        e.into_io(Some(&self.resource), op, at, amount)
     }
 
     /// An `InvalidInput` error of `op` at `at`, for a call the input's state does not allow,
@@ -991,7 +994,7 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
                 }
             },
         };
-        let target = seek_target(me.resource.as_ref(), me.pos, base.0, base.1)?;
+        let target = seek_target(&me.resource, me.pos, base.0, base.1)?;
         me.check_seek(target)?;
         me.note_seek(target);
         me.move_to(target);
@@ -1008,7 +1011,7 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
                 me.end_seek = None;
                 let length =
                     length.map_err(|e| me.error(Error::Source(e), "seek", me.pos, Amount::None))?;
-                let target = seek_target(me.resource.as_ref(), me.pos, length, offset)?;
+                let target = seek_target(&me.resource, me.pos, length, offset)?;
                 me.check_seek(target)?;
                 me.note_seek(target);
                 me.move_to(target);
@@ -1022,12 +1025,12 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
 
 /// `base + offset`, or `InvalidInput` (naming the position `pos` the seek started from) if that
 /// is before 0 or past `u64::MAX`.
-fn seek_target(resource: Option<&Arc<str>>, pos: u64, base: u64, offset: i64) -> io::Result<u64> {
+fn seek_target(resource: &Arc<str>, pos: u64, base: u64, offset: i64) -> io::Result<u64> {
     base.checked_add_signed(offset).ok_or_else(|| {
         Error::InvalidInput(format!(
             "offset {offset} from {base} is outside 0..=u64::MAX"
         ))
-        .into_io(resource, "seek", pos, Amount::None)
+        .into_io(Some(resource), "seek", pos, Amount::None)
     })
 }
 
