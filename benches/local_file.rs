@@ -156,9 +156,10 @@ fn bench(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("ours_read_ahead_default", request), |b| {
             b.iter(|| rt.block_on(ours(source.clone(), Some(default), request, len)))
         });
-        group.bench_function(BenchmarkId::new("ours_blocking_pool_default", request), |b| {
-            b.iter(|| rt.block_on(ours(blocking.clone(), Some(default), request, len)))
-        });
+        group.bench_function(
+            BenchmarkId::new("ours_blocking_pool_default", request),
+            |b| b.iter(|| rt.block_on(ours(blocking.clone(), Some(default), request, len))),
+        );
         for (chunk, depth) in extra_read_ahead() {
             for (name, source) in [("read_ahead", &source), ("blocking_pool", &blocking)] {
                 let id = format!("ours_{name}_{}KiBx{depth}", chunk >> 10);

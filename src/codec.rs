@@ -343,9 +343,8 @@ pub fn check_footer_bytes<F: Fetch>(
     footer: &[u8; FOOTER_LENGTH as usize],
     actual: u32,
 ) -> io::Result<u32> {
-    let [magic, algorithm] = [0, 4].map(|i| {
-        u32::from_be_bytes(footer[i..i + 4].try_into().expect("4 bytes of the footer"))
-    });
+    let [magic, algorithm] = [0, 4]
+        .map(|i| u32::from_be_bytes(footer[i..i + 4].try_into().expect("4 bytes of the footer")));
     let value = u64::from_be_bytes(footer[8..].try_into().expect("8 bytes of the footer"));
     if magic != FOOTER_MAGIC {
         return Err(input.corrupt_at(
@@ -362,11 +361,7 @@ pub fn check_footer_bytes<F: Fetch>(
         ));
     }
     let Ok(stored) = u32::try_from(value) else {
-        return Err(input.corrupt_at(
-            footer_at + 8,
-            "a CRC32 (32 bits)",
-            format!("{value:#018x}"),
-        ));
+        return Err(input.corrupt_at(footer_at + 8, "a CRC32 (32 bits)", format!("{value:#018x}")));
     };
     if stored != actual {
         return Err(input.corrupt_at(

@@ -523,9 +523,7 @@ async fn checksum_entire_file_fetches_each_byte_once() {
         let file = lucene_file("Lucene90PostingsWriterDoc", 1, &ID, "", &body);
         let length = file.len() as u64;
         let ctx = format!("{length} bytes, capacity {capacity}, read-ahead {read_ahead:?}");
-        let source = std::sync::Arc::new(CountingPositional::new(MemorySource::new(
-            file.clone(),
-        )));
+        let source = std::sync::Arc::new(CountingPositional::new(MemorySource::new(file.clone())));
         let mut fetch = PositionalFetch::from_arc(source.clone());
         if let Some(read_ahead) = read_ahead {
             fetch = fetch.with_read_ahead(read_ahead);
@@ -599,7 +597,10 @@ async fn check_footer_needs_a_checksum_from_0() {
         let e = codec::check_footer(&mut input).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "{start:?}: {e}");
         let message = e.to_string();
-        assert!(message.starts_with("_0.si: check_footer at position"), "{e}");
+        assert!(
+            message.starts_with("_0.si: check_footer at position"),
+            "{e}"
+        );
         assert!(message.contains("start_checksum"), "{e}");
         assert_eq!(input.position(), footer_at, "nothing consumed");
     }

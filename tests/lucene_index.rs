@@ -249,7 +249,10 @@ fn a_flipped_byte_in_a_compound_sub_file_names_the_sub_file() {
         "a sub-file of {segment}: {stderr}"
     );
     assert!((a..b).contains(&at), "[{a}..{b}) holds {at}: {stderr}");
-    assert!(rest.starts_with(&*cfs.to_string_lossy()), "of PATH: {stderr}");
+    assert!(
+        rest.starts_with(&*cfs.to_string_lossy()),
+        "of PATH: {stderr}"
+    );
 }
 
 #[test]

@@ -118,7 +118,10 @@ async fn streams_and_sources_name_themselves_when_asked() {
     let memory = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![0u8; 4])))
         .with_resource("_0.tip");
     assert_eq!(memory.resource(), "_0.tip");
-    assert_eq!(memory.slice(1, 2).await.unwrap().resource(), "slice [1..3) of _0.tip");
+    assert_eq!(
+        memory.slice(1, 2).await.unwrap().resource(),
+        "slice [1..3) of _0.tip"
+    );
 }
 
 /// Every input has a description, named or not, and every error names it: "stream" for a
@@ -149,7 +152,8 @@ async fn unnamed_inputs_are_described() {
     assert_eq!(slice.clone().resource(), slice.resource());
     let e = slice.read_u32().await.unwrap_err();
     assert!(
-        e.to_string().starts_with("slice _0.fdt [1..3) of memory (4 bytes): read_u32"),
+        e.to_string()
+            .starts_with("slice _0.fdt [1..3) of memory (4 bytes): read_u32"),
         "{e}"
     );
 

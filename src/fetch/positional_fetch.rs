@@ -4,7 +4,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::task::{ready, Context, Poll};
+use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::ReadBuf;
@@ -195,12 +195,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
 
     // ----- crate helpers: clones and slices -----
 
-    fn view(
-        source: Arc<S>,
-        base: u64,
-        slice_len: Option<u64>,
-        length: Arc<OnceLock<u64>>,
-    ) -> Self {
+    fn view(source: Arc<S>, base: u64, slice_len: Option<u64>, length: Arc<OnceLock<u64>>) -> Self {
         if let Some(len) = slice_len {
             let _ = length.set(len);
         }
@@ -504,6 +499,19 @@ impl<S: PositionalSource> PositionalFetch<S> {
         }
     }
 
+    /// A fetch ended at `end`, the length not known: if the request there has already come
+    /// back empty, `end` is the view's end.
+    fn learn_end(&mut self, end: u64) {
+        if self.ready_from(end).is_some() {
+            return; // bytes there
+        }
+        if let Some(front) = self.requests.front_mut() {
+            if front.at == end && matches!(front.answer(), Some(Ok(bytes)) if bytes.is_empty()) {
+                let _ = self.length.set(end);
+            }
+        }
+    }
+
     /// Starts a request for the view's `[at, at + len)`.
     fn request(&self, cx: &mut Context<'_>, at: u64, len: usize) -> Request<Bytes> {
         let source = Arc::clone(&self.source);
@@ -657,13 +665,19 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
         at: u64,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
+        let (before, room) = (buf.filled().len(), buf.remaining());
         let fetched = ready!(self.poll_fetch_uncounted(cx, at, buf));
         self.reads += 1;
-        let end = at.saturating_add((buf.filled().len() - before) as u64);
-        if fetched.is_ok() && self.length().is_some_and(|length| end >= length) {
-            // The end: nothing ahead is worth keeping.
-            self.release_held();
+        let n = buf.filled().len() - before;
+        let end = at.saturating_add(n as u64);
+        if fetched.is_ok() {
+            if n > 0 && self.length().is_none() {
+                self.learn_end(end);
+            }
+            // The end, known or just found (nothing came): nothing ahead is worth keeping.
+            if (room > 0 && n == 0) || self.length().is_some_and(|length| end >= length) {
+                self.release_held();
+            }
         }
         Poll::Ready(fetched)
     }
@@ -776,8 +790,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     let end = done.at + bytes.len() as u64;
                     if bytes.len() < done.len {
                         // The source ends inside this request: later ones are past the end.
-                        // (An empty answer only says the end is at or before `done.at`.)
-                        if !bytes.is_empty() {
+                        // An empty answer only says the end is at or before `done.at`; it is
+                        // there if the last fetch ended there, having found bytes before it.
+                        if !bytes.is_empty() || self.next_sequential == Some(done.at) {
                             let _ = self.length.set(end);
                         }
                         self.requests.clear();
@@ -888,6 +903,31 @@ impl<T: Send + 'static> Request<T> {
 
     fn end(&self) -> u64 {
         self.at.saturating_add(self.len as u64)
+    }
+
+    /// Its answer, if it is here, without waiting for it: a task that finished is polled (with
+    /// a waker that does nothing: nobody waits on it here) and its answer kept.
+    fn answer(&mut self) -> Option<&io::Result<T>> {
+        if let Answer::Running(handle) = &mut self.fetch {
+            if !handle.is_finished() {
+                return None;
+            }
+            let Poll::Ready(result) =
+                Pin::new(handle).poll(&mut Context::from_waker(Waker::noop()))
+            else {
+                return None; // out of the task's budget: taken later
+            };
+            self.fetch = Answer::Done(Some(result.unwrap_or_else(|join| {
+                Err(io::Error::other(format!(
+                    "the request for {} bytes at offset {} failed: {join}",
+                    self.len, self.at
+                )))
+            })));
+        }
+        match &self.fetch {
+            Answer::Done(Some(result)) => Some(result),
+            _ => None,
+        }
     }
 
     /// Whether its answer is here and is not an error.

@@ -54,12 +54,20 @@ use crate::stats::Stats;
 ///
 /// # Memory
 ///
-/// An input holds its window, at most [`capacity`](Self::capacity) bytes, allocated at the
-/// first read. Over a [`PositionalFetch`](crate::fetch::PositionalFetch) with
-/// [`ReadAhead`](crate::fetch::ReadAhead), it also holds at most
-/// [`memory_bound`](crate::fetch::ReadAhead::memory_bound) bytes of chunks, received or in
-/// flight, and none once a read reached the end. [`release`](Self::release) gives both back at
-/// any time; the next read allocates again.
+/// What an open input keeps, reading or idle:
+///
+/// - its window: at most [`capacity`](Self::capacity) bytes, allocated at the first read;
+/// - over a [`PositionalFetch`](crate::fetch::PositionalFetch) with
+///   [`ReadAhead`](crate::fetch::ReadAhead), at most
+///   [`memory_bound`](crate::fetch::ReadAhead::memory_bound) more bytes of read-ahead chunks,
+///   received or in flight (a [`MemoryBudget`](crate::fetch::MemoryBudget) bounds them across
+///   inputs). An input left idle in mid-file keeps them, for the reads that follow: nothing
+///   times out;
+/// - no chunks once a read reached the end: when its length is known (asked, or from
+///   [`open`](Self::open)) or found on the way (a request that came back short, or empty
+///   where the last read ended), and after any fetch at or past the end;
+/// - nothing at all (no window, no chunks) after [`release`](Self::release), which an input
+///   kept open but idle should call; the next read allocates and fetches again.
 ///
 /// # Examples
 ///
@@ -510,13 +518,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         expected: impl Into<String>,
         found: impl Into<String>,
     ) -> io::Error {
-        crate::CorruptError::new(
-            Some(self.resource.to_string()),
-            position,
-            expected,
-            found,
-        )
-        .into()
+        crate::CorruptError::new(Some(self.resource.to_string()), position, expected, found).into()
     }
 
     /// [`corrupt_at`](Self::corrupt_at) the position.
@@ -524,8 +526,10 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         self.corrupt_at(self.pos, expected, found)
     }
 
-    /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks), keeping
-    /// the position: the next read allocates and fetches again. For inputs kept open but idle.
+    /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks, received
+    /// or in flight, and their [budget](crate::fetch::MemoryBudget)), keeping the position and
+    /// the checksum: the next read allocates and fetches again. For inputs kept open but idle
+    /// (see [Memory](Self#memory)): an idle input does not release its chunks by itself.
     pub fn release(&mut self) {
         self.salvage = None;
         self.fold_window();

@@ -57,7 +57,10 @@ impl PositionalSource for MemorySource {
     /// (which would share [cached](crate::source::Cached) blocks with every other source of
     /// the same name).
     fn description(&self) -> String {
-        format!("memory ({})", crate::error::ByteCount(self.data.len() as u64))
+        format!(
+            "memory ({})",
+            crate::error::ByteCount(self.data.len() as u64)
+        )
     }
 }
 
