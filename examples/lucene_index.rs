@@ -8,9 +8,10 @@
 //!
 //! Prints the commit (generation, user data, and per segment its name, codec, documents,
 //! deletions, whether it is compound, and its files), then verifies the CRC32 footer of every
-//! file and of every sub-file of compound files. `segments_N`, `.si` and `.cfe` files are parsed
-//! and verified in the same pass; a `.cfs` file is read once for its own CRC and its sub-files'.
-//! On corruption it prints one error naming the file (and the sub-file) and exits with 1.
+//! file and of every sub-file of compound files, and how many bytes it read: each byte of each
+//! file once. `segments_N`, `.si` and `.cfe` files are parsed and verified in the same pass; a
+//! `.cfs` file is read once for its own CRC and its sub-files'. On corruption it prints one error
+//! naming the file (and the sub-file, as "slice NAME [a..b) of PATH") and exits with 1.
 //!
 //! With `--bench ROUNDS` it only verifies every file whole, `ROUNDS` times, the way Lucene's
 //! `CodecUtil.checksumEntireFile` does, and prints each round as
@@ -28,9 +29,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use async_buffered_input::codec::{self, ID_LENGTH};
-use async_buffered_input::fetch::{Fetch, PositionalFetch};
+use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::FileSource;
-use async_buffered_input::{AsyncBufferedInput, CorruptError};
+use async_buffered_input::AsyncBufferedInput;
 
 type Input = AsyncBufferedInput<PositionalFetch<FileSource>>;
 
@@ -55,6 +56,8 @@ struct Commit {
     generation: u64,
     segments: Vec<Segment>,
     user_data: BTreeMap<String, String>,
+    /// The bytes read from storage for `segments_N` and every `.si`.
+    fetched: u64,
 }
 
 #[tokio::main]
@@ -172,29 +175,28 @@ async fn run(dir: &Path) -> io::Result<()> {
     }
 
     // Verify: segments_N, the .si and .cfe files were verified as they were parsed; every other
-    // file is verified whole, and compound files with their sub-files.
-    let mut bytes = std::fs::metadata(dir.join(&commit.file))?.len();
+    // file is verified whole, and compound files with their sub-files. `bytes` counts what was
+    // read from storage: each file's length, if each byte is read once.
+    let mut bytes = commit.fetched;
     let (mut files, mut sub_files) = (1usize, 0usize);
     for s in &commit.segments {
         for file in &s.files {
-            let path = dir.join(file);
+            files += 1;
             if file.ends_with(".si") || file.ends_with(".cfe") {
-                bytes += std::fs::metadata(&path)?.len();
-                files += 1;
-                continue;
+                continue; // counted by `read_commit` and below
             }
-            let mut input = Input::open(&path).await?;
-            bytes += input.known_length().unwrap_or(0);
+            let mut input = Input::open(dir.join(file)).await?;
             if file.ends_with(".cfs") {
-                let entries = read_compound_entries(dir, s).await?;
+                let (entries, fetched) = read_compound_entries(dir, s).await?;
+                bytes += fetched;
                 sub_files += verify_compound(&mut input, file, s, &entries).await?;
             } else {
                 codec::checksum_entire_file(&mut input).await?;
             }
-            files += 1;
+            bytes += input.stats().bytes_from_source;
         }
     }
-    println!("verified {files} files ({bytes} bytes) and {sub_files} compound sub-files");
+    println!("verified {files} files ({bytes} bytes read) and {sub_files} compound sub-files");
     Ok(())
 }
 
@@ -276,6 +278,7 @@ async fn read_commit(dir: &Path) -> io::Result<Commit> {
         );
     }
     let mut segments = Vec::new();
+    let mut fetched = 0;
     for _ in 0..count {
         let name = input.read_string().await?;
         let mut id = [0u8; ID_LENGTH];
@@ -316,6 +319,7 @@ async fn read_commit(dir: &Path) -> io::Result<Commit> {
             files.insert(format!("{name}_{}.liv", radix36(del_gen as u64)));
         }
         let info = read_segment_info(dir, &name, &id).await?;
+        fetched += info.fetched;
         if deleted < 0
             || soft_deleted < 0
             || i64::from(deleted) + i64::from(soft_deleted) > i64::from(info.docs)
@@ -344,6 +348,7 @@ async fn read_commit(dir: &Path) -> io::Result<Commit> {
         generation,
         segments,
         user_data,
+        fetched: fetched + input.stats().bytes_from_source,
     })
 }
 
@@ -352,6 +357,8 @@ struct SegmentInfo {
     docs: u32,
     compound: bool,
     files: BTreeSet<String>,
+    /// The bytes read from storage for the `.si`.
+    fetched: u64,
 }
 
 /// Reads and verifies a segment's `.si` (Lucene86SegmentInfoFormat), in one pass.
@@ -400,6 +407,7 @@ async fn read_segment_info(
         docs,
         compound,
         files,
+        fetched: input.stats().bytes_from_source,
     })
 }
 
@@ -410,8 +418,9 @@ struct Entry {
     length: u64,
 }
 
-/// Reads and verifies a segment's `.cfe` (Lucene50CompoundFormat), in one pass.
-async fn read_compound_entries(dir: &Path, segment: &Segment) -> io::Result<Vec<Entry>> {
+/// Reads and verifies a segment's `.cfe` (Lucene50CompoundFormat), in one pass. Returns the
+/// entries and the bytes read from storage.
+async fn read_compound_entries(dir: &Path, segment: &Segment) -> io::Result<(Vec<Entry>, u64)> {
     let mut input = Input::open(dir.join(format!("{}.cfe", segment.name))).await?;
     input.start_checksum();
     codec::check_index_header(&mut input, "Lucene50CompoundEntries", 0, 0, &segment.id, "").await?;
@@ -428,18 +437,26 @@ async fn read_compound_entries(dir: &Path, segment: &Segment) -> io::Result<Vec<
         });
     }
     codec::check_footer(&mut input).await?;
-    Ok(entries)
+    Ok((entries, input.stats().bytes_from_source))
 }
 
 /// Verifies a `.cfs` and each of its sub-files, reading each byte once: one pass computes the
-/// file's CRC and every sub-file's. Returns the number of sub-files.
-async fn verify_compound<F: Fetch>(
-    input: &mut AsyncBufferedInput<F>,
+/// file's CRC and every sub-file's, and keeps every footer as it goes by. Returns the number of
+/// sub-files.
+async fn verify_compound(
+    input: &mut Input,
     file: &str,
     segment: &Segment,
     entries: &[Entry],
 ) -> io::Result<usize> {
     let length = input.length().await?;
+    if length < codec::FOOTER_LENGTH {
+        return Err(input.corrupt_at(
+            0,
+            format!("at least a footer ({} bytes)", codec::FOOTER_LENGTH),
+            format!("a file of {length} bytes (truncated?)"),
+        ));
+    }
     for entry in entries {
         if entry.length < codec::FOOTER_LENGTH
             || entry
@@ -454,29 +471,26 @@ async fn verify_compound<F: Fetch>(
             ));
         }
     }
-    // The file's own header and footer first: cheap, and they make later errors clearer.
+    // The file's own header first: it fills the window, which the pass below reads from
+    // rather than fetching those bytes again.
     codec::check_index_header(input, "Lucene50CompoundData", 0, 0, &segment.id, "").await?;
-    let stored = codec::retrieve_checksum(input).await?;
 
-    // One pass: the file's CRC over [0, length - 8), each sub-file's over its bytes but its
-    // last 8, and each sub-file's footer kept as it goes by.
-    let mut whole = crc32fast::Hasher::new();
-    let mut subs: Vec<(crc32fast::Hasher, [u8; 16])> = entries
+    // One pass over the file, itself included as the first of the files it holds: each one's
+    // CRC over its bytes but its last 8, and its footer, its last 16.
+    let files: Vec<(u64, u64)> = std::iter::once((0, length))
+        .chain(entries.iter().map(|e| (e.offset, e.length)))
+        .collect();
+    let mut crcs: Vec<(crc32fast::Hasher, [u8; 16])> = files
         .iter()
         .map(|_| (crc32fast::Hasher::new(), [0u8; 16]))
         .collect();
     input
-        .for_each_chunk(0..length - 8, |at, bytes| {
-            whole.update(bytes);
+        .for_each_chunk(0..length, |at, bytes| {
             let end = at + bytes.len() as u64;
-            for (entry, (hasher, footer)) in entries.iter().zip(&mut subs) {
-                let (start, body_end, stop) = (
-                    entry.offset,
-                    entry.offset + entry.length - 8,
-                    entry.offset + entry.length,
-                );
-                if at < body_end && end > start {
-                    let from = start.max(at) - at;
+            for (&(offset, len), (hasher, footer)) in files.iter().zip(&mut crcs) {
+                let (body_end, stop) = (offset + len - 8, offset + len);
+                if at < body_end && end > offset {
+                    let from = offset.max(at) - at;
                     let to = body_end.min(end) - at;
                     hasher.update(&bytes[from as usize..to as usize]);
                 }
@@ -490,53 +504,29 @@ async fn verify_compound<F: Fetch>(
             }
         })
         .await?;
-    // The sub-files first: a corrupt one is the more precise answer. What they do not cover
-    // (the file's header, padding between them, its footer) is the file's own CRC's to catch.
-    for (entry, (hasher, footer)) in entries.iter().zip(subs) {
-        let resource = format!("{} in {}", entry.name, input.resource().unwrap_or(file));
-        let corrupt = |at: u64, expected: String, found: String| {
-            io::Error::from(CorruptError::new(
-                Some(resource.clone()),
-                at,
-                expected,
-                found,
-            ))
-        };
-        let magic = u32::from_be_bytes(footer[..4].try_into().expect("4 bytes"));
-        let algorithm = u32::from_be_bytes(footer[4..8].try_into().expect("4 bytes"));
-        let crc = u64::from_be_bytes(footer[8..].try_into().expect("8 bytes"));
-        let footer_at = entry.length - codec::FOOTER_LENGTH;
-        if magic != codec::FOOTER_MAGIC {
-            return Err(corrupt(
-                footer_at,
-                format!("the footer magic {:#010x}", codec::FOOTER_MAGIC),
-                format!("{magic:#010x}"),
-            ));
-        }
-        if algorithm != 0 {
-            return Err(corrupt(
-                footer_at + 4,
-                "checksum algorithm 0".into(),
-                algorithm.to_string(),
-            ));
-        }
-        let actual = hasher.finalize();
-        if crc != u64::from(actual) {
-            return Err(corrupt(
-                footer_at + 8,
-                format!("checksum {crc:#010x}, as the footer says"),
-                format!("checksum {actual:#010x}"),
-            ));
-        }
+    let mut crcs = crcs.into_iter();
+    let (whole, whole_footer) = crcs.next().expect("the file's own");
+    // The sub-files first: a corrupt one is the more precise answer. Each is checked as its
+    // slice, which names it ("slice NAME [a..b) of PATH") and costs no I/O. What they do not
+    // cover (the file's header, padding between them, its footer) is the file's own CRC's to
+    // catch.
+    for (entry, (hasher, footer)) in entries.iter().zip(crcs) {
+        let sub = input
+            .slice_named(&entry.name, entry.offset, entry.length)
+            .await?;
+        codec::check_footer_bytes(
+            &sub,
+            entry.length - codec::FOOTER_LENGTH,
+            &footer,
+            hasher.finalize(),
+        )?;
     }
-    let actual = whole.finalize();
-    if actual != stored {
-        return Err(input.corrupt_at(
-            length - 8,
-            format!("checksum {stored:#010x}, as the footer says"),
-            format!("checksum {actual:#010x}"),
-        ));
-    }
+    codec::check_footer_bytes(
+        input,
+        length - codec::FOOTER_LENGTH,
+        &whole_footer,
+        whole.finalize(),
+    )?;
     Ok(entries.len())
 }
 

@@ -277,6 +277,10 @@ impl<S: PositionalSource> PositionalSource for Traced<S> {
         self.inner.resource()
     }
 
+    fn description(&self) -> String {
+        self.inner.description()
+    }
+
     fn release_buffers(&self) {
         self.inner.release_buffers()
     }

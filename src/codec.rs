@@ -207,6 +207,20 @@ pub async fn check_index_header<F: Fetch>(
 ///
 /// Not cancel safe: a footer read in part stays read.
 pub async fn check_footer<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
+    if input.checksum_start() != Some(0) {
+        let start = match input.checksum_start() {
+            Some(start) => format!("from {start}"),
+            None => "at all".to_owned(),
+        };
+        return Err(input.invalid_input(
+            "check_footer",
+            input.position(),
+            format!(
+                "the footer's CRC covers the whole file, but the input is not checksumming \
+                 {start}: call start_checksum at position 0"
+            ),
+        ));
+    }
     validate_footer(input).await?;
     let actual = input.checksum().await?;
     let expected = read_crc(input).await?;
@@ -246,35 +260,117 @@ pub async fn retrieve_checksum<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> i
 }
 
 /// Verifies a whole file (`CodecUtil.checksumEntireFile`): the CRC32 of every byte but the last
-/// 8 must be the one its footer holds. Reads the file in large steps, at memory speed for
-/// cached files, and leaves the position where it was. Returns the CRC.
+/// 8 must be the one its footer holds, and the footer must be well formed. One pass in large
+/// steps ([`for_each_chunk`](AsyncBufferedInput::for_each_chunk)), at memory speed for cached
+/// files: each byte comes from the source once (none the window already holds), the footer
+/// is checked from the last 16 bytes as they go by. Neither the position nor the window
+/// change, so a [checksum](AsyncBufferedInput::start_checksum) in progress goes on. Returns the
+/// CRC.
 ///
 /// # Errors
 ///
-/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a file shorter than a footer, a malformed footer
-/// or a CRC that differs; the source's own error kind if it fails.
+/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a file shorter than a footer, a
+/// malformed footer or a CRC that differs; the source's own error kind if it fails.
 ///
 /// # Cancel safety
 ///
-/// Cancel safe: the position is only restored at the end, and nothing is consumed.
+/// Cancel safe: nothing is consumed.
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::codec;
+/// use async_buffered_input::AsyncBufferedInput;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let mut file = b"any bytes".to_vec();
+/// file.extend_from_slice(&codec::FOOTER_MAGIC.to_be_bytes());
+/// file.extend_from_slice(&0u32.to_be_bytes());
+/// let crc = crc32fast::hash(&file);
+/// file.extend_from_slice(&u64::from(crc).to_be_bytes());
+///
+/// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(file.clone()));
+/// assert_eq!(codec::checksum_entire_file(&mut input).await?, crc);
+/// assert_eq!(input.stats().bytes_from_source, file.len() as u64); // each byte once
+/// # Ok(())
+/// # }
+/// ```
 pub async fn checksum_entire_file<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
-    let position = input.position();
     let length = input.length().await?;
-    let result = async {
-        let stored = retrieve_checksum(input).await?;
-        let actual = input.crc32_of(0..length - 8).await?;
-        if actual != stored {
-            return Err(input.corrupt_at(
-                length - 8,
-                format!("checksum {stored:#010x}, as the footer says"),
-                format!("checksum {actual:#010x} (hardware problem?)"),
-            ));
-        }
-        Ok(actual)
+    if length < FOOTER_LENGTH {
+        return Err(input.corrupt_at(
+            0,
+            format!("at least a footer ({FOOTER_LENGTH} bytes)"),
+            format!("a file of {length} bytes (truncated?)"),
+        ));
     }
-    .await;
-    input.seek_to(position);
-    result
+    let footer_at = length - FOOTER_LENGTH;
+    let crc_at = length - 8;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut footer = [0u8; FOOTER_LENGTH as usize];
+    input
+        .for_each_chunk(0..length, |at, bytes| {
+            let end = at + bytes.len() as u64;
+            if at < crc_at {
+                hasher.update(&bytes[..(crc_at.min(end) - at) as usize]);
+            }
+            if end > footer_at {
+                let from = footer_at.max(at);
+                footer[(from - footer_at) as usize..(end - footer_at) as usize]
+                    .copy_from_slice(&bytes[(from - at) as usize..]);
+            }
+        })
+        .await?;
+    check_footer_bytes(input, footer_at, &footer, hasher.finalize())
+}
+
+/// Checks a footer read by other means (`footer`, found at `footer_at` in `input`'s bytes)
+/// against `actual`, the CRC32 of every byte before its CRC: the footer magic, algorithm 0,
+/// a CRC32 in the long, equal to `actual`. For passes that compute CRCs themselves, such as
+/// one over a compound file that verifies every sub-file on the way: the errors name
+/// `input`'s [`resource`](AsyncBufferedInput::resource) (use the sub-file's
+/// [slice](AsyncBufferedInput::slice_named), which costs no I/O, to name the sub-file).
+/// Returns the CRC.
+///
+/// # Errors
+///
+/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a malformed footer or a CRC
+/// that differs.
+pub fn check_footer_bytes<F: Fetch>(
+    input: &AsyncBufferedInput<F>,
+    footer_at: u64,
+    footer: &[u8; FOOTER_LENGTH as usize],
+    actual: u32,
+) -> io::Result<u32> {
+    let [magic, algorithm] = [0, 4]
+        .map(|i| u32::from_be_bytes(footer[i..i + 4].try_into().expect("4 bytes of the footer")));
+    let value = u64::from_be_bytes(footer[8..].try_into().expect("8 bytes of the footer"));
+    if magic != FOOTER_MAGIC {
+        return Err(input.corrupt_at(
+            footer_at,
+            format!("the footer magic {FOOTER_MAGIC:#010x}"),
+            format!("{magic:#010x}"),
+        ));
+    }
+    if algorithm != 0 {
+        return Err(input.corrupt_at(
+            footer_at + 4,
+            "checksum algorithm 0 (CRC32)",
+            format!("algorithm {algorithm}"),
+        ));
+    }
+    let Ok(stored) = u32::try_from(value) else {
+        return Err(input.corrupt_at(footer_at + 8, "a CRC32 (32 bits)", format!("{value:#018x}")));
+    };
+    if stored != actual {
+        return Err(input.corrupt_at(
+            footer_at + 8,
+            format!("checksum {stored:#010x}, as the footer says"),
+            format!("checksum {actual:#010x} (hardware problem?)"),
+        ));
+    }
+    Ok(actual)
 }
 
 /// Reads a set of strings as Lucene's `DataOutput.writeSetOfStrings` writes it: a vint count,

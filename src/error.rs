@@ -29,7 +29,7 @@ use std::sync::Arc;
 /// assert_eq!(err.kind(), ErrorKind::UnexpectedEof);
 /// assert_eq!(
 ///     err.to_string(),
-///     "read_bytes of 5 bytes at position 0 went past the end: only 3 bytes available"
+///     "stream: read_bytes of 5 bytes at position 0 went past the end: only 3 bytes available"
 /// );
 /// let detail = err.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
 /// assert_eq!((detail.position(), detail.requested(), detail.available()), (0, 5, Some(3)));
@@ -60,8 +60,9 @@ pub(crate) enum Amount {
 
 impl InputError {
     /// What the input reads, as it describes itself (a path, a URL, "slice NAME [a..b) of
-    /// PATH"), if it does: see
-    /// [`AsyncBufferedInput::resource`](crate::AsyncBufferedInput::resource).
+    /// PATH", "memory (N bytes)", "stream"): see
+    /// [`AsyncBufferedInput::resource`](crate::AsyncBufferedInput::resource). Always there for
+    /// the errors of an input.
     pub fn resource(&self) -> Option<&str> {
         self.resource.as_deref()
     }

@@ -25,8 +25,11 @@
 //!
 //! # The modules
 //!
-//! - the crate root: [`AsyncBufferedInput`], the window and every read; [`InputError`], what
-//!   its errors carry; [`Stats`], what it asked of its source;
+//! - the crate root: [`AsyncBufferedInput`], the window and every read; [`WindowView`], a
+//!   synchronous view of the window for decoding without an `.await` per value;
+//!   [`InputError`], what its errors carry; [`CorruptError`], what corruption errors carry;
+//!   [`Stats`], what it asked of its source;
+//! - [`codec`]: Lucene's `CodecUtil` framing (headers, footers, whole-file verification);
 //! - [`fetch`]: the seam between the window and the source, "the bytes at this offset" and "the
 //!   length": [`StreamFetch`](fetch::StreamFetch) over any `AsyncRead + AsyncSeek`,
 //!   [`PositionalFetch`](fetch::PositionalFetch) over a positional source, with

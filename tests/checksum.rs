@@ -230,11 +230,56 @@ async fn a_seek_back_voids_the_checksum_and_reading_on_is_still_right() {
         input.checksum().await.unwrap(),
         crc32fast::hash(&data[5..25])
     );
-    // AsyncSeek back too.
+}
+
+/// A seek back while checksumming is refused by `AsyncSeek` and `try_seek_to`, as Lucene's
+/// `BufferedChecksumIndexInput.seek` refuses it: the error names the resource, the position
+/// and the target, nothing moves, and the checksum goes on.
+#[tokio::test]
+async fn a_fallible_seek_back_while_checksumming_is_an_error() {
+    let data = pattern_vec(100);
+    let mut input =
+        AsyncBufferedInput::with_capacity(16, Cursor::new(data.clone())).with_resource("_0.si");
+    input.start_checksum();
+    input.read_bytes(&mut [0; 10]).await.unwrap();
+    for (case, seek) in [
+        ("Current", SeekFrom::Current(-1)),
+        ("Start", SeekFrom::Start(4)),
+        ("End, length unknown", SeekFrom::End(-95)),
+        ("End, length known", SeekFrom::End(-95)),
+    ] {
+        let e = AsyncSeekExt::seek(&mut input, seek).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{case}: {e}");
+        let message = e.to_string();
+        assert!(
+            message.starts_with("_0.si: seek at position 10: a seek back to "),
+            "{case}: {e}"
+        );
+        assert!(message.contains("while checksumming from 0"), "{case}: {e}");
+        assert_eq!(input.position(), 10, "{case}");
+    }
+    let e = input.try_seek_to(9).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("a seek back to 9"), "{e}");
+    // Forward, and to the position itself, are fine; the checksum went on.
+    AsyncSeekExt::seek(&mut input, SeekFrom::Current(0))
+        .await
+        .unwrap();
+    input.try_seek_to(12).unwrap();
+    AsyncSeekExt::seek(&mut input, SeekFrom::Start(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        input.checksum().await.unwrap(),
+        crc32fast::hash(&data[..20])
+    );
+    // Not checksumming: back is fine.
+    input.stop_checksum();
+    input.try_seek_to(3).unwrap();
     AsyncSeekExt::seek(&mut input, SeekFrom::Current(-1))
         .await
         .unwrap();
-    assert!(input.checksum().await.is_err());
+    assert_eq!(input.read_byte().await.unwrap(), data[2]);
 }
 
 #[tokio::test]
@@ -376,7 +421,8 @@ async fn crc32_of_and_chunks_do_not_move_the_input() {
     assert_eq!(seen, [(699_990, 10)]);
     assert_eq!(
         e.to_string(),
-        "for_each_chunk of 20 bytes at position 699990 went past the end: only 10 bytes available"
+        "memory (700000 bytes): for_each_chunk of 20 bytes at position 699990 went past the end: \
+         only 10 bytes available"
     );
 }
 
@@ -460,6 +506,104 @@ async fn a_file_is_parsed_and_verified_in_one_pass() {
     assert_eq!(codec::checksum_entire_file(&mut input).await.unwrap(), crc);
     assert_eq!(input.position(), 0);
     assert_eq!(codec::retrieve_checksum(&mut input).await.unwrap(), crc);
+}
+
+/// `checksum_entire_file` reads each byte of the file from the source once, small files and
+/// large, and none the window already holds.
+#[tokio::test]
+async fn checksum_entire_file_fetches_each_byte_once() {
+    for (body_len, capacity, read_ahead) in [
+        (10, 16, None),
+        (100, 8192, None),
+        (5000, 8192, Some(ReadAhead::new(4096, 2))),
+        (700_000, 8192, None),
+        (700_000, 8192, Some(ReadAhead::default())),
+    ] {
+        let body = pattern_vec(body_len);
+        let file = lucene_file("Lucene90PostingsWriterDoc", 1, &ID, "", &body);
+        let length = file.len() as u64;
+        let ctx = format!("{length} bytes, capacity {capacity}, read-ahead {read_ahead:?}");
+        let source = std::sync::Arc::new(CountingPositional::new(MemorySource::new(file.clone())));
+        let mut fetch = PositionalFetch::from_arc(source.clone());
+        if let Some(read_ahead) = read_ahead {
+            fetch = fetch.with_read_ahead(read_ahead);
+        }
+        let mut input = AsyncBufferedInput::with_capacity(capacity, fetch);
+        let crc = codec::checksum_entire_file(&mut input).await.unwrap();
+        assert_eq!(crc, crc32fast::hash(&file[..file.len() - 8]), "{ctx}");
+        assert_eq!(input.stats().bytes_from_source, length, "{ctx}");
+        assert_eq!(source.bytes(), length, "{ctx}: bytes asked of the source");
+
+        // After a header read through the window: the window's bytes are not fetched again.
+        let mut input = AsyncBufferedInput::with_capacity(
+            capacity,
+            PositionalFetch::new(MemorySource::new(file.clone())),
+        );
+        codec::check_index_header(&mut input, "Lucene90PostingsWriterDoc", 1, 1, &ID, "")
+            .await
+            .unwrap();
+        // The bytes before the window left it: those only are fetched again.
+        let before_window = input.window().start;
+        assert_eq!(codec::checksum_entire_file(&mut input).await.unwrap(), crc);
+        assert_eq!(
+            input.stats().bytes_from_source,
+            length + before_window,
+            "{ctx}, after a header"
+        );
+    }
+    // A stream too.
+    let file = lucene_file("c", 0, &ID, "", &pattern_vec(3000));
+    let mut input = AsyncBufferedInput::new(Cursor::new(file.clone()));
+    codec::checksum_entire_file(&mut input).await.unwrap();
+    assert_eq!(input.stats().bytes_from_source, file.len() as u64);
+}
+
+/// Verifying the whole file in the middle of a checksummed pass over it leaves that pass
+/// intact: the position does not move, so the checksum is not voided.
+#[tokio::test]
+async fn checksum_entire_file_keeps_a_checksum_in_progress() {
+    let file = lucene_file("Lucene86SegmentInfo", 1, &ID, "x", &body());
+    let mut input = si_input(file.clone());
+    input.start_checksum();
+    codec::check_index_header(&mut input, "Lucene86SegmentInfo", 0, 1, &ID, "x")
+        .await
+        .unwrap();
+    let at = input.position();
+    let crc = codec::checksum_entire_file(&mut input).await.unwrap();
+    assert_eq!(input.position(), at);
+    assert_eq!(input.checksum_start(), Some(0));
+    assert_eq!(
+        input.checksum().await.unwrap(),
+        crc32fast::hash(&file[..at as usize])
+    );
+    let length = input.length().await.unwrap();
+    input.seek_to(length - codec::FOOTER_LENGTH); // forward: skipped bytes are checksummed
+    assert_eq!(codec::check_footer(&mut input).await.unwrap(), crc);
+}
+
+/// `check_footer` compares the footer with the CRC of the whole file: it refuses an input that
+/// is not checksumming from 0, rather than report a corruption that is not there.
+#[tokio::test]
+async fn check_footer_needs_a_checksum_from_0() {
+    let file = lucene_file("Lucene86SegmentInfo", 1, &ID, "x", &body());
+    let footer_at = file.len() as u64 - codec::FOOTER_LENGTH;
+    for start in [None, Some(3), Some(footer_at)] {
+        let mut input = si_input(file.clone());
+        if let Some(start) = start {
+            input.seek_to(start);
+            input.start_checksum();
+        }
+        input.seek_to(footer_at);
+        let e = codec::check_footer(&mut input).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{start:?}: {e}");
+        let message = e.to_string();
+        assert!(
+            message.starts_with("_0.si: check_footer at position"),
+            "{e}"
+        );
+        assert!(message.contains("start_checksum"), "{e}");
+        assert_eq!(input.position(), footer_at, "nothing consumed");
+    }
 }
 
 #[tokio::test]

@@ -182,14 +182,17 @@ fn prints_the_commit_lucene_wrote_and_verifies_every_file() {
         files.iter().any(|f| f.ends_with(".liv")),
         "live docs (deletes): {files:?}"
     );
+    // Each byte of each file read once: what was read from storage is the files' total size.
     let total: u64 = expected.files.iter().map(|(_, size)| size).sum();
     let last = stdout.lines().last().expect("a last line");
     assert!(
-        last.starts_with(&format!("verified {} files", files.len())),
+        last.starts_with(&format!(
+            "verified {} files ({total} bytes read)",
+            files.len()
+        )),
         "{last}"
     );
     assert!(last.contains(" sub-files"), "{last}");
-    let _ = total;
 }
 
 /// Runs the example on a corrupted copy: it must fail with one error line naming `names`.
@@ -228,8 +231,28 @@ fn a_flipped_byte_in_a_compound_sub_file_names_the_sub_file() {
     bytes[at] ^= 0x40;
     std::fs::write(&cfs, &bytes).expect("write .cfs");
     let cfs_name = cfs.file_name().unwrap().to_string_lossy().into_owned();
-    let stderr = fails_naming(copy.path(), &[&cfs_name, " in ", "checksum"]);
+    let stderr = fails_naming(copy.path(), &[&cfs_name, "checksum"]);
     assert!(stderr.contains("corrupt"), "{stderr}");
+    // The error names the sub-file as its slice: "slice NAME [a..b) of PATH", where NAME is one
+    // of the segment's files and [a..b) holds the flipped byte.
+    let segment = cfs_name.strip_suffix(".cfs").expect("NAME.cfs");
+    let slice = stderr
+        .split("slice ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no slice named: {stderr}"));
+    let (name, rest) = slice.split_once(" [").expect("slice NAME [");
+    let (range, rest) = rest.split_once(") of ").expect("[a..b) of");
+    let (a, b) = range.split_once("..").expect("a..b");
+    let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+    assert!(
+        name.starts_with(segment) && name.len() > segment.len() && name != cfs_name,
+        "a sub-file of {segment}: {stderr}"
+    );
+    assert!((a..b).contains(&at), "[{a}..{b}) holds {at}: {stderr}");
+    assert!(
+        rest.starts_with(&*cfs.to_string_lossy()),
+        "of PATH: {stderr}"
+    );
 }
 
 #[test]

@@ -354,3 +354,86 @@ async fn ten_thousand_inputs_and_a_block_cache_share_one_budget() {
     drop(cache);
     assert_eq!(budget.used(), 0, "{budget:?}");
 }
+
+/// An input at its end holds no read-ahead chunks, whether its length was known or is only
+/// found by reading: a request that came back short, or empty where the last fetch ended.
+#[tokio::test(flavor = "current_thread")]
+async fn at_the_end_no_chunks_even_when_the_length_was_not_known() {
+    let _turn = ONE_AT_A_TIME.lock().await; // the others count what this allocates
+    use async_buffered_input::fetch::{MemoryBudget, PositionalFetch};
+    use async_buffered_input::source::MemorySource;
+    const CHUNK: usize = 4096;
+    // Reads through the window (which refills past the end: that finds it), and reads straight
+    // into the caller's buffer, which stop where they end.
+    for (len, read) in [
+        (3 * CHUNK, 100),
+        (3 * CHUNK + 100, 100),
+        (10 * CHUNK + 1, 100),
+        (3 * CHUNK, 2048),
+        (8 * CHUNK, CHUNK),
+    ] {
+        for past_the_end in [false, true] {
+            let data: Vec<u8> = (0..len as u64).map(|i| (i * 7 % 251) as u8).collect();
+            let source = std::sync::Arc::new(Allocating(MemorySource::new(data)));
+            let budget = MemoryBudget::new(1 << 20);
+            let fetch = PositionalFetch::from_arc(source)
+                .with_read_ahead(ReadAhead::new(CHUNK, 4))
+                .with_budget(budget.clone());
+            let mut input = AsyncBufferedInput::with_capacity(1024, fetch);
+            assert_eq!(input.known_length(), None);
+            let mut buf = vec![0u8; read];
+            while input.position() < len as u64 {
+                let n = buf.len().min(len - input.position() as usize);
+                input.read_bytes(&mut buf[..n]).await.unwrap();
+            }
+            if past_the_end {
+                input.read_byte().await.unwrap_err();
+            }
+            assert_eq!(
+                budget.used(),
+                0,
+                "{len} bytes read to the end {read} at a time (then past it: {past_the_end}): \
+                 {:?}",
+                input.fetch()
+            );
+        }
+    }
+}
+
+/// What an open input keeps while idle in mid-file: its window and at most the read-ahead's
+/// `memory_bound` in chunks; after `release`, no chunks (and no window), and it reads on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_input_keeps_its_bound_and_nothing_after_release() {
+    let _turn = ONE_AT_A_TIME.lock().await; // the others count what this allocates
+    use async_buffered_input::fetch::{MemoryBudget, PositionalFetch};
+    use async_buffered_input::source::MemorySource;
+    let len = 1 << 20;
+    let data: Vec<u8> = (0..len as u64).map(|i| (i * 7 % 251) as u8).collect();
+    let source = std::sync::Arc::new(Allocating(MemorySource::new(data)));
+    let budget = MemoryBudget::new(64 << 20);
+    let read_ahead = ReadAhead::default();
+    let fetch = PositionalFetch::from_arc(source)
+        .with_read_ahead(read_ahead)
+        .with_budget(budget.clone());
+    let mut input = AsyncBufferedInput::new(fetch);
+    let mut buf = [0u8; 1000];
+    for _ in 0..300 {
+        input.read_bytes(&mut buf).await.unwrap();
+    }
+    // Idle in mid-file: the chunks read ahead are kept, within the bound.
+    let held = budget.used();
+    assert!(held > 0, "reading ahead: {:?}", input.fetch());
+    assert!(held <= read_ahead.memory_bound(), "{held} > the bound");
+    assert!(input.window().end - input.window().start <= input.capacity() as u64);
+    input.release();
+    assert_eq!(
+        budget.used(),
+        0,
+        "no chunks after release: {:?}",
+        input.fetch()
+    );
+    assert_eq!(input.window(), input.window().start..input.window().start);
+    // It reads on from where it was.
+    input.read_bytes(&mut buf[..1]).await.unwrap();
+    assert_eq!(buf[0], ((300_000u64 * 7) % 251) as u8);
+}

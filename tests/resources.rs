@@ -27,7 +27,7 @@ async fn open_reads_positionally_knows_the_length_and_names_the_path() {
 
     let mut input = AsyncBufferedInput::open(&path).await.unwrap();
     assert_eq!(input.known_length(), Some(300_000));
-    assert_eq!(input.resource(), Some(path.display().to_string().as_str()));
+    assert_eq!(input.resource(), path.display().to_string());
     assert!(
         input.fetch().read_ahead().is_some(),
         "read-ahead on sequential reads"
@@ -80,21 +80,23 @@ async fn a_slice_never_asks_the_length_once_it_is_known() {
     let source = Arc::new(CountingPositional::new(MemorySource::new(pattern_vec(
         1000,
     ))));
-    let mut input = AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));
+    let input = AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));
     assert_eq!(input.known_length(), None);
-    // Not known: each slice asks (`&self` cannot keep the answer).
-    input.slice(0, 10).await.unwrap();
-    assert_eq!(source.length_requests(), 1);
-    // Known once asked: no more requests, from the parent, its slices or their slices.
-    assert_eq!(input.length().await.unwrap(), 1000);
-    let asked = source.length_requests();
+    // A parent shared behind an `Arc`, whose length was never asked: the first slice asks it,
+    // and the parent keeps it (`&self` is enough). Its clones, its slices and their slices never
+    // ask again.
     let shared = Arc::new(input);
     for i in 0..100 {
         let slice = shared.slice(i, 10).await.unwrap();
         assert_eq!(slice.known_length(), Some(10));
         slice.slice(1, 5).await.unwrap();
+        shared.clone().slice(i, 5).await.unwrap();
     }
-    assert_eq!(source.length_requests(), asked);
+    assert_eq!(source.length_requests(), 1, "one length request in all");
+    assert_eq!(shared.known_length(), Some(1000));
+    let mut clone = (*shared).clone();
+    assert_eq!(clone.length().await.unwrap(), 1000);
+    assert_eq!(source.length_requests(), 1);
     let e = shared.slice(995, 10).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     assert_eq!(
@@ -113,12 +115,56 @@ async fn streams_and_sources_name_themselves_when_asked() {
         e.to_string().starts_with("segments_3: read_byte of 1 byte"),
         "{e}"
     );
-    let unnamed = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![0u8; 4])));
-    assert_eq!(unnamed.resource(), None);
+    let memory = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![0u8; 4])))
+        .with_resource("_0.tip");
+    assert_eq!(memory.resource(), "_0.tip");
     assert_eq!(
-        unnamed
-            .corrupt("magic 0x3fd76c17", "0x00000000")
-            .to_string(),
-        "corrupt at position 0: expected magic 0x3fd76c17, found 0x00000000"
+        memory.slice(1, 2).await.unwrap().resource(),
+        "slice [1..3) of _0.tip"
     );
+}
+
+/// Every input has a description, named or not, and every error names it: "stream" for a
+/// stream, "memory (N bytes)" for bytes in memory, "positional source" for a source without
+/// a name; their slices and clones name them too.
+#[tokio::test]
+async fn unnamed_inputs_are_described() {
+    let mut stream = AsyncBufferedInput::new(Cursor::new(vec![1u8]));
+    assert_eq!(stream.resource(), "stream");
+    stream.seek_to(1);
+    let e = stream.read_byte().await.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "stream: read_byte of 1 byte at position 1 went past the end: only 0 bytes available"
+    );
+    assert_eq!(payload(&e).resource(), Some("stream"));
+
+    let memory = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![0u8; 4])));
+    assert_eq!(memory.resource(), "memory (4 bytes)");
+    assert_eq!(
+        memory.corrupt("magic 0x3fd76c17", "0x00000000").to_string(),
+        "memory (4 bytes): corrupt at position 0: expected magic 0x3fd76c17, found 0x00000000"
+    );
+    let one = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![0u8])));
+    assert_eq!(one.resource(), "memory (1 byte)");
+    let mut slice = memory.slice_named("_0.fdt", 1, 2).await.unwrap();
+    assert_eq!(slice.resource(), "slice _0.fdt [1..3) of memory (4 bytes)");
+    assert_eq!(slice.clone().resource(), slice.resource());
+    let e = slice.read_u32().await.unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("slice _0.fdt [1..3) of memory (4 bytes): read_u32"),
+        "{e}"
+    );
+
+    // A source without a name, wrapped or not.
+    let counting = CountingPositional::new(MemorySource::new(vec![0u8; 4]));
+    let input = AsyncBufferedInput::new(PositionalFetch::new(counting));
+    assert_eq!(input.resource(), "positional source");
+    let retrying = async_buffered_input::source::Retrying::new(
+        MemorySource::new(vec![0u8; 9]),
+        async_buffered_input::source::RetryPolicy::new(3),
+    );
+    let input = AsyncBufferedInput::new(PositionalFetch::new(retrying));
+    assert_eq!(input.resource(), "memory (9 bytes)");
 }

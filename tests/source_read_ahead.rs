@@ -393,8 +393,8 @@ async fn out_of_range_slices_are_invalid_input_naming_the_range() {
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     assert_eq!(
         e.to_string(),
-        "slice [100..150): slice of 11 bytes at position 40: the input's length is 50, so only \
-         10 bytes are there"
+        "slice [100..150) of memory (5000 bytes): slice of 11 bytes at position 40: the input's \
+         length is 50, so only 10 bytes are there"
     );
 }
 

@@ -147,7 +147,7 @@ async fn malformed_values_name_their_position_and_consume_nothing() {
     assert_eq!(e.kind(), ErrorKind::InvalidData);
     assert!(
         e.to_string()
-            .starts_with("read_vint of up to 5 bytes at position 2"),
+            .starts_with("stream: read_vint of up to 5 bytes at position 2"),
         "{e}"
     );
     assert_eq!(view.position(), 2, "nothing consumed");

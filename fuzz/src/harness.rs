@@ -1017,9 +1017,12 @@ impl<F: Family> Harness<F> {
             Some(result) => {
                 slot.end_seek = None;
                 // The pending seek first, then this one; either may be out of range.
+                // A seek back while checksumming is refused too.
+                let checksumming = slot.checksum.is_some();
                 let mut expected = Ok(());
                 if let Some((offset, _)) = pending {
                     match len.checked_add_signed(offset) {
+                        Some(to) if checksumming && to < slot.pos => expected = Err(()),
                         Some(to) => slot.move_to(to),
                         None => expected = Err(()),
                     }
@@ -1031,6 +1034,7 @@ impl<F: Family> Harness<F> {
                         SeekFrom::Current(d) => pos.checked_add_signed(d),
                         SeekFrom::End(d) => len.checked_add_signed(d),
                     }
+                    .filter(|&to| !(checksumming && to < pos))
                     .ok_or(())
                 });
                 match (result, expected) {

@@ -106,10 +106,8 @@ pub(crate) mod seam {
         /// Completed reads: read calls on an underlying stream, fetches of a positional source.
         fn reads(&self) -> u64;
 
-        /// What the fetcher reads, for errors (a path, a URL), if it knows.
-        fn resource(&self) -> Option<Arc<str>> {
-            None
-        }
+        /// What the fetcher reads, for errors: a path, a URL, "memory (N bytes)", "stream".
+        fn resource(&self) -> Arc<str>;
 
         /// Gives back what the fetcher holds beyond what it needs to go on (read-ahead chunks).
         fn release(&mut self) {}

@@ -3,8 +3,8 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{ready, Context, Poll};
+use std::sync::{Arc, OnceLock};
+use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::ReadBuf;
@@ -70,9 +70,11 @@ pub struct PositionalFetch<S> {
     // otherwise. Every other offset in this struct is relative to the view.
     base: u64,
     slice_len: Option<u64>,
-    // The view's length once known: always for a slice; for a whole source once asked or once
-    // a request came back short.
-    length: Option<u64>,
+    // The view's length once known: always for a slice; for a whole source once asked (by this
+    // fetcher, a clone, or a `slice` of an input over either, which takes `&self`) or once a
+    // request came back short. Shared with the clones, which read the same view, so that the
+    // length is asked of the source once however the fetchers are shared.
+    length: Arc<OnceLock<u64>>,
     read_ahead: Option<ReadAhead>,
     // The read-ahead's shape now, (chunk size, depth): its initial one, grown (if adaptive)
     // each time the consumer waits for a chunk in flight, and set back by a read elsewhere.
@@ -134,7 +136,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
 
     /// A fetcher over a shared source, without read-ahead.
     pub fn from_arc(source: Arc<S>) -> Self {
-        Self::view(source, 0, None, None)
+        Self::view(source, 0, None, Arc::default())
     }
 
     /// Turns on read-ahead with `read_ahead` (builder style).
@@ -193,12 +195,15 @@ impl<S: PositionalSource> PositionalFetch<S> {
 
     // ----- crate helpers: clones and slices -----
 
-    fn view(source: Arc<S>, base: u64, slice_len: Option<u64>, length: Option<u64>) -> Self {
+    fn view(source: Arc<S>, base: u64, slice_len: Option<u64>, length: Arc<OnceLock<u64>>) -> Self {
+        if let Some(len) = slice_len {
+            let _ = length.set(len);
+        }
         Self {
             source,
             base,
             slice_len,
-            length: slice_len.or(length),
+            length,
             read_ahead: None,
             shape: (0, 0),
             budget: None,
@@ -224,26 +229,36 @@ impl<S: PositionalSource> PositionalFetch<S> {
             Arc::clone(&self.source),
             self.base.saturating_add(offset),
             Some(len),
-            None,
+            Arc::default(),
         );
         fetch.set_read_ahead(self.read_ahead);
         fetch.budget = self.budget.clone();
         fetch
     }
 
-    /// The view's length: known, or asked of the source (and not kept: `&self`).
+    /// The view's length: known, or asked of the source and then kept, for this fetcher and
+    /// its clones (`&self` suffices: the length is shared).
     pub(crate) async fn view_length(&self) -> io::Result<u64> {
-        match self.length {
+        match self.length() {
             Some(length) => Ok(length),
-            None => Ok(self.source.len().await?.saturating_sub(self.base)),
+            None => {
+                let length = self.source.len().await?.saturating_sub(self.base);
+                Ok(*self.length.get_or_init(|| length))
+            }
         }
     }
 
     /// Sets the view's length, known from elsewhere (a file's, asked when it was opened).
     pub(crate) fn set_length(&mut self, length: u64) {
         if self.slice_len.is_none() {
-            self.length = Some(length.saturating_sub(self.base));
+            let _ = self.length.set(length.saturating_sub(self.base));
         }
+    }
+
+    /// The view's length, if known.
+    #[inline]
+    fn length(&self) -> Option<u64> {
+        self.length.get().copied()
     }
 
     /// Drops every chunk and request, and the spare chunk buffer.
@@ -498,6 +513,19 @@ impl<S: PositionalSource> PositionalFetch<S> {
         }
     }
 
+    /// A fetch ended at `end`, the length not known: if the request there has already come
+    /// back empty, `end` is the view's end.
+    fn learn_end(&mut self, end: u64) {
+        if self.ready_from(end).is_some() {
+            return; // bytes there
+        }
+        if let Some(front) = self.requests.front_mut() {
+            if front.at == end && matches!(front.answer(), Some(Ok(bytes)) if bytes.is_empty()) {
+                let _ = self.length.set(end);
+            }
+        }
+    }
+
     /// Starts a request for the view's `[at, at + len)`.
     fn request(&self, cx: &mut Context<'_>, at: u64, len: usize) -> Request<Bytes> {
         let source = Arc::clone(&self.source);
@@ -519,7 +547,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
         let held = usize::from(!self.ready.is_empty());
         while self.requests.len() + held < depth {
             let mut len = chunk;
-            if let Some(length) = self.length {
+            if let Some(length) = self.length() {
                 let left = length.saturating_sub(next);
                 if left == 0 {
                     break;
@@ -568,7 +596,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
         let coop = ready!(tokio::task::coop::poll_proceed(cx));
         // The most this read may take: what is left of the view, at most `MAX_READ_NOW`.
         let most = self
-            .length
+            .length()
             .map_or(MAX_READ_NOW, |length| {
                 usize::try_from(length - at).unwrap_or(usize::MAX)
             })
@@ -651,19 +679,25 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
         at: u64,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
+        let (before, room) = (buf.filled().len(), buf.remaining());
         let fetched = ready!(self.poll_fetch_uncounted(cx, at, buf));
         self.reads += 1;
-        let end = at.saturating_add((buf.filled().len() - before) as u64);
-        if fetched.is_ok() && self.length.is_some_and(|length| end >= length) {
-            // The end: nothing ahead is worth keeping.
-            self.release_held();
+        let n = buf.filled().len() - before;
+        let end = at.saturating_add(n as u64);
+        if fetched.is_ok() {
+            if n > 0 && self.length().is_none() {
+                self.learn_end(end);
+            }
+            // The end, known or just found (nothing came): nothing ahead is worth keeping.
+            if (room > 0 && n == 0) || self.length().is_some_and(|length| end >= length) {
+                self.release_held();
+            }
         }
         Poll::Ready(fetched)
     }
 
     fn poll_length(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        if let Some(length) = self.length {
+        if let Some(length) = self.length() {
             return Poll::Ready(Ok(length));
         }
         let request = match &mut self.length_request {
@@ -677,20 +711,19 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
         let result = ready!(request.poll(cx));
         self.length_request = None;
         let length = result?.saturating_sub(self.base);
-        self.length = Some(length);
-        Poll::Ready(Ok(length))
+        Poll::Ready(Ok(*self.length.get_or_init(|| length)))
     }
 
     fn known_length(&self) -> Option<u64> {
-        self.length
+        self.length()
     }
 
     fn reads(&self) -> u64 {
         self.reads
     }
 
-    fn resource(&self) -> Option<Arc<str>> {
-        self.source.resource().map(Arc::from)
+    fn resource(&self) -> Arc<str> {
+        Arc::from(self.source.description())
     }
 
     fn release(&mut self) {
@@ -711,7 +744,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             return Poll::Ready(Ok(()));
         }
         loop {
-            if self.length.is_some_and(|length| at >= length) {
+            if self.length().is_some_and(|length| at >= length) {
                 return Poll::Ready(Ok(())); // the end: read nothing
             }
             if let Some(held) = self.ready_from(at) {
@@ -744,7 +777,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 }
                 if self.ahead_at.is_none() {
                     let mut len = buf.remaining().min(MAX_PLAIN_REQUEST);
-                    if let Some(length) = self.length {
+                    if let Some(length) = self.length() {
                         len = len.min(usize::try_from(length - at).unwrap_or(usize::MAX));
                     }
                     let request = self.request(cx, at, len);
@@ -771,9 +804,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     let end = done.at + bytes.len() as u64;
                     if bytes.len() < done.len {
                         // The source ends inside this request: later ones are past the end.
-                        // (An empty answer only says the end is at or before `done.at`.)
-                        if !bytes.is_empty() {
-                            self.length = Some(end);
+                        // An empty answer only says the end is at or before `done.at`; it is
+                        // there if the last fetch ended there, having found bytes before it.
+                        if !bytes.is_empty() || self.next_sequential == Some(done.at) {
+                            let _ = self.length.set(end);
                         }
                         self.requests.clear();
                         self.ahead_at = None;
@@ -793,7 +827,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     // has arrived too: its answer is taken first.
                     let mut intact = 0;
                     for request in self.requests.iter_mut() {
-                        if !request.settle(cx) {
+                        if !request.settle() {
                             break;
                         }
                         intact += 1;
@@ -812,13 +846,14 @@ impl<S: PositionalSource> PositionalFetch<S> {
 
 impl<S: PositionalSource> Clone for PositionalFetch<S> {
     /// A fetcher of the same view of the same source, with the same read-ahead, but none of
-    /// this one's requests or held bytes.
+    /// this one's requests or held bytes. The two share the view's length: once either knows
+    /// it, neither asks it again.
     fn clone(&self) -> Self {
         let mut fetch = Self::view(
             Arc::clone(&self.source),
             self.base,
             self.slice_len,
-            self.length,
+            Arc::clone(&self.length),
         );
         fetch.set_read_ahead(self.read_ahead);
         fetch.budget = self.budget.clone();
@@ -832,7 +867,7 @@ impl<S: fmt::Debug> fmt::Debug for PositionalFetch<S> {
             .field("source", &self.source)
             .field("source_offset", &self.base)
             .field("slice_len", &self.slice_len)
-            .field("length", &self.length)
+            .field("length", &self.length.get())
             .field("read_ahead", &self.read_ahead)
             .field(
                 "held",
@@ -891,17 +926,35 @@ impl<T: Send + 'static> Request<T> {
         self.at.saturating_add(self.len as u64)
     }
 
+    /// Its answer, if it is here, without waiting for it: a task that finished is polled (with
+    /// a waker that does nothing: nobody waits on it here) and its answer kept.
+    fn answer(&mut self) -> Option<&io::Result<T>> {
+        if let Answer::Running(handle) = &mut self.fetch {
+            if !handle.is_finished() {
+                return None;
+            }
+            let Poll::Ready(result) =
+                Pin::new(handle).poll(&mut Context::from_waker(Waker::noop()))
+            else {
+                return None; // out of the task's budget: taken later
+            };
+            self.fetch = Answer::Done(Some(result.unwrap_or_else(|join| {
+                Err(io::Error::other(format!(
+                    "the request for {} bytes at offset {} failed: {join}",
+                    self.len, self.at
+                )))
+            })));
+        }
+        match &self.fetch {
+            Answer::Done(Some(result)) => Some(result),
+            _ => None,
+        }
+    }
+
     /// Whether its answer is here and is not an error. The answer of a spawned request whose
     /// task has finished is taken first (without waiting: the task is done).
-    fn settle(&mut self, cx: &mut Context<'_>) -> bool {
-        if let Answer::Running(handle) = &self.fetch {
-            if handle.is_finished() {
-                if let Poll::Ready(result) = self.poll(cx) {
-                    self.fetch = Answer::Done(Some(result));
-                }
-            }
-        }
-        matches!(self.fetch, Answer::Done(Some(Ok(_))))
+    fn settle(&mut self) -> bool {
+        matches!(self.answer(), Some(Ok(_)))
     }
 
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {

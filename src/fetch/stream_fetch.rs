@@ -22,6 +22,9 @@ use super::seam::Seam;
 /// system refuses the seek (`EINVAL` past a file system's largest file): the length is then
 /// asked, and a target at or past it reads nothing.
 ///
+/// Its errors name it "stream" unless the input is named with
+/// [`with_resource`](crate::AsyncBufferedInput::with_resource).
+///
 /// Made by [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new) from any stream; reach
 /// the stream with [`AsyncBufferedInput::get_ref`](crate::AsyncBufferedInput::get_ref) and
 /// friends.
@@ -200,6 +203,12 @@ impl<R: AsyncRead + AsyncSeek + Unpin> Seam for StreamFetch<R> {
 
     fn seeks(&self) -> u64 {
         self.seeks
+    }
+
+    /// "stream": a stream does not know what it reads; name it with
+    /// [`AsyncBufferedInput::with_resource`](crate::AsyncBufferedInput::with_resource).
+    fn resource(&self) -> std::sync::Arc<str> {
+        std::sync::Arc::from("stream")
     }
 }
 

@@ -55,23 +55,29 @@ use crate::stats::Stats;
 ///
 /// # Memory
 ///
-/// An input holds its window, at most [`capacity`](Self::capacity) bytes, allocated at the
-/// first read. Over a [`PositionalFetch`](crate::fetch::PositionalFetch) with
-/// [`ReadAhead`](crate::fetch::ReadAhead), it also holds at most
-/// [`memory_bound`](crate::fetch::ReadAhead::memory_bound) bytes of chunks, received or in
-/// flight, and none once a read reached the end.
+/// What an open input keeps, reading or idle:
 ///
-/// A read that fails with an error a retry can get past (one of the kinds
-/// [`RetryPolicy::is_transient`](crate::source::RetryPolicy::is_transient) names, except
-/// `UnexpectedEof`) after fetching part of its bytes keeps them, at most
-/// [`MAX_KEPT_FOR_RETRY`](Self::MAX_KEPT_FOR_RETRY) bytes from the position, so that its retry
-/// fetches only the rest. They are dropped by the next seek, by the next read that completes
-/// beyond the window (reads served from the window alone leave them), when a read fails with
-/// any other error (a read past the end keeps nothing), and by [`release`](Self::release). A
-/// further failure adds only the bytes past those kept, so a read that fails again and again
-/// never copies its prefix again.
-///
-/// [`release`](Self::release) gives all of it back at any time; the next read allocates again.
+/// - its window: at most [`capacity`](Self::capacity) bytes, allocated at the first read;
+/// - over a [`PositionalFetch`](crate::fetch::PositionalFetch) with
+///   [`ReadAhead`](crate::fetch::ReadAhead), at most
+///   [`memory_bound`](crate::fetch::ReadAhead::memory_bound) more bytes of read-ahead chunks,
+///   received or in flight (a [`MemoryBudget`](crate::fetch::MemoryBudget) bounds them across
+///   inputs). An input left idle in mid-file keeps them, for the reads that follow: nothing
+///   times out;
+/// - no chunks once a read reached the end: when its length is known (asked, or from
+///   [`open`](Self::open)) or found on the way (a request that came back short, or empty
+///   where the last read ended), and after any fetch at or past the end;
+/// - after a read that failed with an error a retry can get past (one of the kinds
+///   [`RetryPolicy::is_transient`](crate::source::RetryPolicy::is_transient) names, except
+///   `UnexpectedEof`) having fetched part of its bytes: those bytes, at most
+///   [`MAX_KEPT_FOR_RETRY`](Self::MAX_KEPT_FOR_RETRY) from the position, so that its retry
+///   fetches only the rest. They are dropped by the next seek, by the next read that completes
+///   beyond the window (reads served from the window alone leave them), when a read fails with
+///   any other error (a read past the end keeps nothing), and by [`release`](Self::release). A
+///   further failure adds only the bytes past those kept, so a read that fails again and again
+///   never copies its prefix again;
+/// - nothing at all (no window, no chunks, no kept bytes) after [`release`](Self::release),
+///   which an input kept open but idle should call; the next read allocates and fetches again.
 ///
 /// # Examples
 ///
@@ -119,7 +125,7 @@ pub struct AsyncBufferedInput<F> {
     // (`checksum.rs`); boxed, so that an input that does not checksum stays small.
     pub(super) checksum: Option<Box<Checksum>>,
     // What the input reads, for errors: a path, a URL, "slice NAME [a..b) of PATH".
-    pub(super) resource: Option<Arc<str>>,
+    pub(super) resource: Arc<str>,
     // The bytes reads at the position fetched before they failed, kept for their retry, which
     // starts at the same position and fetches only the rest (`keep_for_retry`). At most
     // `MAX_KEPT_FOR_RETRY` bytes; dropped when the position is set (`move_to`: seeks, reads
@@ -367,13 +373,53 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// `UnexpectedEof`.
     ///
     /// While [checksumming](Self::start_checksum), a seek forward includes the bytes it skips in
-    /// the checksum (they are read when the checksum is next folded), and a seek back makes the
-    /// next [`checksum`](Self::checksum) fail, as in Lucene.
+    /// the checksum (they are read when the checksum is next folded). A seek back cannot fail
+    /// here: it voids the checksum, and the next [`checksum`](Self::checksum) or
+    /// [`check_footer`](crate::codec::check_footer) fails. To have the seek itself refused, as
+    /// Lucene's `BufferedChecksumIndexInput.seek` does, use [`try_seek_to`](Self::try_seek_to)
+    /// (or [`AsyncSeek`], which refuses it too).
     #[inline]
     pub fn seek_to(&mut self, pos: u64) {
         self.end_seek = None;
         self.note_seek(pos);
         self.move_to(pos);
+    }
+
+    /// [`seek_to`](Self::seek_to), refusing a seek back while
+    /// [checksumming](Self::start_checksum), as Lucene's `BufferedChecksumIndexInput.seek`
+    /// does: a checksum describes one forward pass.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` while checksumming if `pos` is before the position (the error names the
+    /// resource, the position and the target); nothing changes, the checksum goes on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use async_buffered_input::AsyncBufferedInput;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(vec![0u8; 100]))
+    ///     .with_resource("_0.si");
+    /// input.start_checksum();
+    /// input.try_seek_to(40)?; // forward: the skipped bytes are checksummed
+    /// let e = input.try_seek_to(10).unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "_0.si: seek at position 40: a seek back to 10 while checksumming from 0: a checksum \
+    ///      covers one forward pass"
+    /// );
+    /// assert_eq!(input.position(), 40);
+    /// assert_eq!(input.checksum().await?, crc32fast::hash(&[0u8; 40]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn try_seek_to(&mut self, pos: u64) -> io::Result<()> {
+        self.check_seek(pos)?;
+        self.seek_to(pos);
+        Ok(())
     }
 
     /// Moves the position forward by `n` bytes, without I/O (see [`seek_to`](Self::seek_to)).
@@ -455,18 +501,21 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         stats
     }
 
-    /// What the input reads, as errors name it: a path for a file opened with
+    /// What the input reads, as its errors name it: a path for a file opened with
     /// [`open`](Self::open) or a [`FileSource`](crate::source::FileSource), a URL for an object,
-    /// "slice NAME [a..b) of PARENT" for a [slice](Self::slice_named); `None` for a stream unless
-    /// set with [`with_resource`](Self::with_resource).
-    pub fn resource(&self) -> Option<&str> {
-        self.resource.as_deref()
+    /// "slice NAME [a..b) of PARENT" for a [slice](Self::slice_named), "memory (N bytes)" for a
+    /// [`MemorySource`](crate::source::MemorySource), and "stream" for a stream; another
+    /// [`PositionalSource`](crate::source::PositionalSource) gives its
+    /// [`description`](crate::source::PositionalSource::description). Every input has one;
+    /// name it yourself with [`with_resource`](Self::with_resource).
+    pub fn resource(&self) -> &str {
+        &self.resource
     }
 
     /// Names what the input reads, for its errors (builder style).
     #[must_use]
     pub fn with_resource(mut self, resource: impl Into<Arc<str>>) -> Self {
-        self.resource = Some(resource.into());
+        self.resource = resource.into();
         self
     }
 
@@ -479,13 +528,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         expected: impl Into<String>,
         found: impl Into<String>,
     ) -> io::Error {
-        crate::CorruptError::new(
-            self.resource.as_deref().map(str::to_owned),
-            position,
-            expected,
-            found,
-        )
-        .into()
+        crate::CorruptError::new(Some(self.resource.to_string()), position, expected, found).into()
     }
 
     /// [`corrupt_at`](Self::corrupt_at) the position.
@@ -493,8 +536,10 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         self.corrupt_at(self.pos, expected, found)
     }
 
-    /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks), keeping
-    /// the position: the next read allocates and fetches again. For inputs kept open but idle.
+    /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks, received
+    /// or in flight, and their [budget](crate::fetch::MemoryBudget)), keeping the position and
+    /// the checksum: the next read allocates and fetches again. For inputs kept open but idle
+    /// (see [Memory](Self#memory)): an idle input does not release its chunks by itself.
     pub fn release(&mut self) {
         self.kept.clear();
         self.fold_window();
@@ -518,7 +563,13 @@ impl<F: Fetch> AsyncBufferedInput<F> {
 
     /// The public error of `op` at `at`, naming this input's resource.
     pub(super) fn error(&self, e: Error, op: &'static str, at: u64, amount: Amount) -> io::Error {
-        e.into_io(self.resource.as_ref(), op, at, amount)
+        e.into_io(Some(&self.resource), op, at, amount)
+    }
+
+    /// An `InvalidInput` error of `op` at `at`, for a call the input's state does not allow,
+    /// naming this input's resource.
+    pub(crate) fn invalid_input(&self, op: &'static str, at: u64, message: String) -> io::Error {
+        self.error(Error::InvalidInput(message), op, at, Amount::None)
     }
 
     /// The window's bytes from offset `at` on; empty when `at` is outside the window.
@@ -999,6 +1050,9 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
     /// source's length; if it is not known yet, `poll_complete` asks for it.
     ///
     /// A target before 0 or past `u64::MAX` is an `InvalidInput` error and changes nothing.
+    /// So is a target before the position while [checksumming](AsyncBufferedInput::start_checksum),
+    /// as in Lucene's `BufferedChecksumIndexInput.seek`
+    /// ([`try_seek_to`](AsyncBufferedInput::try_seek_to)); the checksum goes on.
     ///
     /// An `End` seek whose future was dropped before it completed is completed by the next
     /// `poll_complete` (the next seek through `AsyncSeekExt`), as with tokio's `File`, unless
@@ -1010,6 +1064,7 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
         me.end_seek = None;
         let base = match position {
             SeekFrom::Start(target) => {
+                me.check_seek(target)?;
                 me.note_seek(target);
                 me.move_to(target);
                 return Ok(());
@@ -1026,7 +1081,8 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
                 }
             },
         };
-        let target = seek_target(me.resource.as_ref(), me.pos, base.0, base.1)?;
+        let target = seek_target(&me.resource, me.pos, base.0, base.1)?;
+        me.check_seek(target)?;
         me.note_seek(target);
         me.move_to(target);
         Ok(())
@@ -1042,7 +1098,8 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
                 me.end_seek = None;
                 let length =
                     length.map_err(|e| me.error(Error::Source(e), "seek", me.pos, Amount::None))?;
-                let target = seek_target(me.resource.as_ref(), me.pos, length, offset)?;
+                let target = seek_target(&me.resource, me.pos, length, offset)?;
+                me.check_seek(target)?;
                 me.note_seek(target);
                 me.move_to(target);
             } else {
@@ -1055,12 +1112,12 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
 
 /// `base + offset`, or `InvalidInput` (naming the position `pos` the seek started from) if that
 /// is before 0 or past `u64::MAX`.
-fn seek_target(resource: Option<&Arc<str>>, pos: u64, base: u64, offset: i64) -> io::Result<u64> {
+fn seek_target(resource: &Arc<str>, pos: u64, base: u64, offset: i64) -> io::Result<u64> {
     base.checked_add_signed(offset).ok_or_else(|| {
         Error::InvalidInput(format!(
             "offset {offset} from {base} is outside 0..=u64::MAX"
         ))
-        .into_io(resource, "seek", pos, Amount::None)
+        .into_io(Some(resource), "seek", pos, Amount::None)
     })
 }
 

@@ -120,7 +120,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// Reads that hit the window cost nothing more: bytes are folded into the CRC in large runs
     /// when they leave the window, when they are read straight into a caller's buffer, and when
     /// the checksum is asked for. A seek forward counts the bytes it skips (read when next
-    /// folded); a seek back makes the next `checksum` fail, as in Lucene.
+    /// folded). A seek back is refused by [`try_seek_to`](Self::try_seek_to) and
+    /// [`AsyncSeek`](tokio::io::AsyncSeek), as in Lucene; [`seek_to`](Self::seek_to), which
+    /// cannot fail, voids the checksum instead, and the next `checksum` fails.
     pub fn start_checksum(&mut self) {
         self.checksum = Some(Box::new(Checksum::new(self.position())));
     }
@@ -194,6 +196,22 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             ));
         }
         Ok(checksum.value())
+    }
+
+    /// Refuses a seek to `to` if it goes back while checksumming (the fallible seeks).
+    #[inline]
+    pub(super) fn check_seek(&self, to: u64) -> io::Result<()> {
+        match self.checksum.as_deref() {
+            Some(checksum) if to < self.pos => {
+                let e = Error::InvalidInput(format!(
+                    "a seek back to {to} while checksumming from {}: a checksum covers one \
+                     forward pass",
+                    checksum.start()
+                ));
+                Err(self.error(e, "seek", self.pos, Amount::None))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// A seek to `to`: one back voids the checksum.

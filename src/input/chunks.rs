@@ -19,8 +19,9 @@ const CHUNK: usize = 256 * 1024;
 /// Passes over a range of bytes.
 impl<F: Fetch> AsyncBufferedInput<F> {
     /// Hands the bytes of `range` to `visit`, in order, in steps of up to 256 KiB (with the
-    /// offset of each), fetched straight into one buffer: neither the window nor the position
-    /// change. A fetcher with read-ahead reads ahead of the steps.
+    /// offset of each): the part the window holds straight from it, the rest fetched into one
+    /// buffer, so each byte comes from the source at most once. Neither the window nor the
+    /// position change. A fetcher with read-ahead reads ahead of the steps.
     ///
     /// # Errors
     ///
@@ -40,9 +41,11 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
     /// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(vec![1u8; 1000]));
+    /// input.read_u32().await?; // the window now holds the 1000 bytes
     /// let mut sum = 0u64;
     /// input.for_each_chunk(10..1000, |_at, bytes| sum += bytes.len() as u64).await?;
-    /// assert_eq!((sum, input.position()), (990, 0));
+    /// assert_eq!((sum, input.position()), (990, 4));
+    /// assert_eq!(input.stats().bytes_from_source, 1000); // served from the window
     /// # Ok(())
     /// # }
     /// ```
@@ -53,15 +56,27 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     ) -> io::Result<()> {
         const OP: &str = "for_each_chunk";
         let amount = Amount::Exact(range.end.saturating_sub(range.start));
-        let size = usize::try_from(range.end.saturating_sub(range.start))
-            .unwrap_or(usize::MAX)
-            .min(CHUNK);
-        let mut buf = vec![0u8; size];
+        let mut buf = Vec::new();
         let mut at = range.start;
         while at < range.end {
-            let want = usize::try_from(range.end - at)
-                .unwrap_or(usize::MAX)
-                .min(size);
+            let left = range.end - at;
+            let held = self.window.bytes_from(at);
+            if !held.is_empty() {
+                let n = held.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                visit(at, &held[..n]);
+                at += n as u64;
+                continue;
+            }
+            // Fetch up to where the window's bytes start, if they come next.
+            let mut want = left.min(CHUNK as u64);
+            if self.window.len() > 0 && self.window.start() > at {
+                want = want.min(self.window.start() - at);
+            }
+            let want = want as usize; // at most `CHUNK`
+            if buf.len() < want {
+                // The most any step from here on takes, allocated once.
+                buf = vec![0u8; left.min(CHUNK as u64) as usize];
+            }
             let mut read_buf = ReadBuf::new(&mut buf[..want]);
             let n = poll_fn(|cx| {
                 fetch_counted(
@@ -86,7 +101,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     }
 
     /// The CRC32 (IEEE, as `java.util.zip.CRC32`) of the bytes of `range`, read in large steps
-    /// ([`for_each_chunk`](Self::for_each_chunk)); neither the window nor the position change.
+    /// ([`for_each_chunk`](Self::for_each_chunk): what the window holds is not fetched again);
+    /// neither the window nor the position change.
     ///
     /// # Errors
     ///

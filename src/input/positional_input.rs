@@ -38,7 +38,7 @@ impl AsyncBufferedInput<PositionalFetch<FileSource>> {
     /// let mut tail = input.slice(length - 10, 10).await?; // no I/O for the length
     /// let mut last = [0u8; 10];
     /// tail.read_bytes(&mut last).await?;
-    /// assert!(input.resource().unwrap().ends_with("Cargo.toml"));
+    /// assert!(input.resource().ends_with("Cargo.toml"));
     /// # Ok(())
     /// # }
     /// ```
@@ -137,8 +137,8 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
     /// A new input reading this one's bytes `[offset, offset + len)` as a file of its own, like
     /// Lucene's `IndexInput.slice()`: its positions start at 0, its [`length`](Self::length) is
     /// `len` (known: [`known_length`](Self::known_length)), and it cannot read outside the
-    /// range. Its [`resource`](Self::resource) is "slice [a..b) of PARENT" ("slice [a..b)" if
-    /// this input has none); name it with [`slice_named`](Self::slice_named). It shares the source, has the same capacity
+    /// range. Its [`resource`](Self::resource) is "slice [a..b) of PARENT"; name it with
+    /// [`slice_named`](Self::slice_named). It shares the source, has the same capacity
     /// and read-ahead, starts at position 0 with an empty window, and is independent of this
     /// input (whose position does not move). Offsets are relative to this input, so a slice of
     /// a slice stays inside its parent.
@@ -147,7 +147,9 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
     ///
     /// `InvalidInput` if `offset + len` overflows or is past this input's length (the error
     /// names the offset, the length asked and the length available); the source's error if its
-    /// length must be asked (it is not [known](Self::known_length)) and that fails.
+    /// length must be asked (it is not [known](Self::known_length) yet) and that fails. Once
+    /// asked, the length is kept (shared by this input and its clones, through `&self`): a
+    /// parent shared behind an `Arc` asks it once for all its slices.
     ///
     /// # Cancel safety
     ///
@@ -174,7 +176,8 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
     /// assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "slice of 20 bytes at position 90: the input's length is 100, so only 10 bytes are there"
+    ///     "memory (100 bytes): slice of 20 bytes at position 90: the input's length is 100, so \
+    ///      only 10 bytes are there"
     /// );
     /// # Ok(())
     /// # }
@@ -236,14 +239,11 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
         let fetch = self.fetch().slice_unchecked(offset, len);
         let mut slice = AsyncBufferedInput::with_capacity(self.capacity(), fetch);
         let end = offset + len;
-        let mut resource = match name {
-            "" => format!("slice [{offset}..{end})"),
-            name => format!("slice {name} [{offset}..{end})"),
-        };
-        if let Some(parent) = self.resource() {
-            resource = format!("{resource} of {parent}");
-        }
-        slice.resource = Some(Arc::from(resource));
+        let parent = self.resource();
+        slice.resource = Arc::from(match name {
+            "" => format!("slice [{offset}..{end}) of {parent}"),
+            name => format!("slice {name} [{offset}..{end}) of {parent}"),
+        });
         Ok(slice)
     }
 }

@@ -302,7 +302,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// what it consumed.
     pub fn view(&mut self) -> WindowView<'_> {
         let bytes = self.window.bytes_from(self.pos);
-        WindowView::new(bytes, &mut self.pos, self.resource.as_ref())
+        WindowView::new(bytes, &mut self.pos, Some(&self.resource))
     }
 
     /// Makes the window hold at least `min` bytes from the position (at most the capacity), or

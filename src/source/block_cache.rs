@@ -674,6 +674,10 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
         self.inner.resource()
     }
 
+    fn description(&self) -> String {
+        self.inner.description()
+    }
+
     /// The inner source's (the cache's blocks are not the input's buffers: they stay).
     fn release_buffers(&self) {
         self.inner.release_buffers();

@@ -52,6 +52,16 @@ impl PositionalSource for MemorySource {
     fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
         ready(Ok(self.data.len() as u64))
     }
+
+    /// "memory (N bytes)": bytes in memory have no name, and no [`resource`](Self::resource)
+    /// (which would share [cached](crate::source::Cached) blocks with every other source of
+    /// the same name).
+    fn description(&self) -> String {
+        format!(
+            "memory ({})",
+            crate::error::ByteCount(self.data.len() as u64)
+        )
+    }
 }
 
 impl fmt::Debug for MemorySource {

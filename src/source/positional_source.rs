@@ -51,10 +51,20 @@ pub trait PositionalSource: Send + Sync + 'static {
         0
     }
 
-    /// What the source reads, as errors should name it: a path, a URL. `None` (the default)
-    /// if it has no name.
+    /// What the source reads, as a name that identifies it: a path, a URL. `None` (the
+    /// default) if it has no name. A [`Cached`](crate::source::Cached) source shares blocks
+    /// with every source of the same name, so it must name the bytes, not just their kind.
     fn resource(&self) -> Option<String> {
         None
+    }
+
+    /// How errors name the source: its [`resource`](Self::resource) if it has one, otherwise
+    /// a description of what it is (the default: "positional source"; a
+    /// [`MemorySource`](crate::source::MemorySource) says "memory (N bytes)"). Wrappers pass
+    /// on the inner source's.
+    fn description(&self) -> String {
+        self.resource()
+            .unwrap_or_else(|| "positional source".to_owned())
     }
 
     /// Gives back buffers the source keeps for reuse, if it keeps some (the default keeps

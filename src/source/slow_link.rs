@@ -128,6 +128,10 @@ impl<S: PositionalSource> PositionalSource for SlowLink<S> {
         self.inner.resource()
     }
 
+    fn description(&self) -> String {
+        self.inner.description()
+    }
+
     /// The inner source's.
     fn release_buffers(&self) {
         self.inner.release_buffers();
