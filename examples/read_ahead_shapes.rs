@@ -17,18 +17,21 @@
 //! `PositionalFetch` of the source (`FileSource` for a path, `ObjectStoreSource` for a URL, all
 //! passes sharing one store, so one connection pool):
 //!
-//! - `default`: `ReadAhead::default()`, adaptive from 64 KiB x 2 up to 1 MiB x 8;
+//! - `default`: `ReadAhead::default()`, adaptive from 64 KiB x 2 up to 4 MiB x 4;
 //! - the fixed shapes `ReadAhead::new(chunk, depth)`: 64 KiB x 2, 256 KiB x 4, 1 MiB x 4,
 //!   1 MiB x 8, 4 MiB x 4;
 //! - `none`: no read-ahead;
 //! - for URLs, `object_store::buffered::BufReader` with its default capacity (1 MiB in
 //!   object_store 0.14) and with 4 MiB, read with `read_exact` of the same request size.
 //!
-//! Each round runs every configuration once, the order rotated by one each round. Every pass
-//! reads into one destination buffer as large as the object, set to the complement of the
-//! expected bytes before the pass; after the timer stops the whole buffer is compared with the
-//! content (read once up front, with `std::fs::read` or one `GET` of the object), so a wrong,
-//! missing or misplaced read fails the run (exit 1), and no verification is timed.
+//! Each round runs every configuration once, the order rotated by one each round. A timed pass
+//! reads every request into one request-sized buffer used again and again, as a consumer does
+//! (a buffer as large as the object would time the first touch of its memory, not the reader),
+//! and folds each request's first and last byte, as the throughput harness's timed loop does;
+//! the fold is compared with the content's. Before the rounds, an untimed pass of each
+//! configuration reads the whole object into a buffer set to the complement of the content
+//! (read once up front, with `std::fs::read` or one `GET` of the object) and compares every
+//! byte, so a wrong, missing or misplaced read fails the run (exit 1).
 //!
 //! The table gives per configuration the median MB/s (10^6 bytes per second) over the rounds,
 //! the slowest and fastest pass, the ratio to the best fixed shape and (URLs) to `BufReader`
@@ -378,12 +381,12 @@ impl Source {
         configs
     }
 
-    /// Reads the whole object into `dst` with `request`-byte reads through `config`: the time
+    /// Reads the whole object into `dest` with `request`-byte reads through `config`: the time
     /// it took, and what the input asked of its source (`None` for `BufReader`).
     async fn read_all(
         &self,
         config: Config,
-        dst: &mut [u8],
+        dest: &mut Dest<'_>,
         request: usize,
     ) -> io::Result<(Duration, Option<Arc<Trace>>)> {
         let read_ahead = match config {
@@ -400,9 +403,7 @@ impl Source {
                     Some(c) => BufReader::with_capacity(store, meta, c),
                 };
                 let started = Instant::now();
-                for part in dst.chunks_mut(request) {
-                    reader.read_exact(part).await?;
-                }
+                dest.fill(request, &mut reader).await?;
                 return Ok((started.elapsed(), None));
             }
         };
@@ -413,7 +414,7 @@ impl Source {
                     inner: file.clone(),
                     trace: Arc::clone(&trace),
                 };
-                read_input(traced, read_ahead, dst, request).await?
+                read_input(traced, read_ahead, dest, request).await?
             }
             Source::Store { source, meta } => {
                 let fresh = ObjectStoreSource::with_length(
@@ -426,29 +427,91 @@ impl Source {
                     inner: fresh,
                     trace: Arc::clone(&trace),
                 };
-                read_input(traced, read_ahead, dst, request).await?
+                read_input(traced, read_ahead, dest, request).await?
             }
         };
         Ok((elapsed, Some(trace)))
     }
 }
 
-/// Reads `dst.len()` bytes from the start of `source` with `request`-byte `read_bytes` calls
-/// on a fresh input; returns the time it took.
+/// Reads the object from the start of `source` into `dest` with `request`-byte `read_bytes`
+/// calls on a fresh input; returns the time it took.
 async fn read_input<S: PositionalSource>(
     source: S,
     read_ahead: Option<ReadAhead>,
-    dst: &mut [u8],
+    dest: &mut Dest<'_>,
     request: usize,
 ) -> io::Result<Duration> {
     let mut fetch = PositionalFetch::new(source);
     fetch.set_read_ahead(read_ahead);
     let mut input = AsyncBufferedInput::new(fetch);
     let started = Instant::now();
-    for part in dst.chunks_mut(request) {
-        input.read_bytes(part).await?;
-    }
+    dest.fill(request, &mut input).await?;
     Ok(started.elapsed())
+}
+
+/// Where a pass puts what it reads.
+enum Dest<'a> {
+    /// The whole object, compared byte for byte after the pass (the untimed verification).
+    Whole(&'a mut [u8]),
+    /// One request-sized buffer for every request (a timed pass): `fold` gathers each request's
+    /// first and last byte, for [`fold_of`] to check.
+    Reused {
+        buf: &'a mut [u8],
+        len: usize,
+        fold: u64,
+    },
+}
+
+impl Dest<'_> {
+    /// Reads the object through `reader`, `request` bytes at a time.
+    async fn fill(&mut self, request: usize, reader: &mut impl ReadPart) -> io::Result<()> {
+        match self {
+            Dest::Whole(dst) => {
+                for part in dst.chunks_mut(request) {
+                    reader.read_part(part).await?;
+                }
+            }
+            Dest::Reused { buf, len, fold } => {
+                let mut left = *len;
+                while left > 0 {
+                    let part = &mut buf[..request.min(left)];
+                    reader.read_part(part).await?;
+                    *fold = fold_step(*fold, part);
+                    left -= part.len();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A reader that fills a buffer or fails: the inputs' `read_bytes`, `BufReader`'s `read_exact`.
+trait ReadPart {
+    async fn read_part(&mut self, part: &mut [u8]) -> io::Result<()>;
+}
+
+impl ReadPart for BufReader {
+    async fn read_part(&mut self, part: &mut [u8]) -> io::Result<()> {
+        self.read_exact(part).await.map(drop)
+    }
+}
+
+impl<S: PositionalSource> ReadPart for AsyncBufferedInput<PositionalFetch<S>> {
+    async fn read_part(&mut self, part: &mut [u8]) -> io::Result<()> {
+        self.read_bytes(part).await
+    }
+}
+
+/// One request's share of a timed pass's fold: its first and last byte.
+fn fold_step(fold: u64, part: &[u8]) -> u64 {
+    let (first, last) = (part[0], part[part.len() - 1]);
+    fold.rotate_left(5) ^ (u64::from(first) << 8 | u64::from(last))
+}
+
+/// The fold a timed pass of `request`-byte reads over `content` must end with.
+fn fold_of(content: &[u8], request: usize) -> u64 {
+    content.chunks(request).fold(0, fold_step)
 }
 
 /// The URL with its host and port replaced by a delaying proxy's to them.
@@ -531,6 +594,8 @@ async fn run(args: Args) -> Result<(), String> {
     let configs = source.configs();
     let mut results: Vec<Results> = configs.iter().map(|_| Results::default()).collect();
     let mut dst = vec![0u8; expected.len()];
+    let mut buf = vec![0u8; args.request_size];
+    let expected_fold = fold_of(&expected, args.request_size);
     let what = match &args.target {
         Target::Path(p) => p.clone(),
         Target::Url(u) => match args.delay {
@@ -545,25 +610,46 @@ async fn run(args: Args) -> Result<(), String> {
         configs.len(),
         human(args.request_size)
     );
+    // Untimed: every configuration reads every byte right once.
+    for config in &configs {
+        // Every byte starts wrong, so a read that misses a byte fails below.
+        for (d, e) in dst.iter_mut().zip(expected.iter()) {
+            *d = !e;
+        }
+        source
+            .read_all(*config, &mut Dest::Whole(&mut dst), args.request_size)
+            .await
+            .map_err(|e| format!("{config} (verification): {}", chain(&e)))?;
+        if let Some(at) = dst.iter().zip(expected.iter()).position(|(d, e)| d != e) {
+            return Err(format!(
+                "{config} (verification): wrong byte at offset {at}: read {:#04x}, expected {:#04x}",
+                dst[at], expected[at]
+            ));
+        }
+    }
+    eprintln!("verified: every configuration read every byte right");
+    drop(dst);
     for round in 0..args.rounds {
         for k in 0..configs.len() {
             let i = (k + round) % configs.len();
-            // Untimed: every byte starts wrong, so a read that misses a byte fails below.
-            for (d, e) in dst.iter_mut().zip(expected.iter()) {
-                *d = !e;
-            }
+            let mut dest = Dest::Reused {
+                buf: &mut buf,
+                len: expected.len(),
+                fold: 0,
+            };
             let (elapsed, trace) = source
-                .read_all(configs[i], &mut dst, args.request_size)
+                .read_all(configs[i], &mut dest, args.request_size)
                 .await
                 .map_err(|e| format!("{} (round {}): {}", configs[i], round + 1, chain(&e)))?;
-            if let Some(at) = dst.iter().zip(expected.iter()).position(|(d, e)| d != e) {
-                return Err(format!(
-                    "{} (round {}): wrong byte at offset {at}: read {:#04x}, expected {:#04x}",
-                    configs[i],
-                    round + 1,
-                    dst[at],
-                    expected[at]
-                ));
+            if let Dest::Reused { fold, .. } = dest {
+                if fold != expected_fold {
+                    return Err(format!(
+                        "{} (round {}): the requests' first and last bytes differ from the \
+                         content's (fold {fold:#x}, expected {expected_fold:#x})",
+                        configs[i],
+                        round + 1
+                    ));
+                }
             }
             let r = &mut results[i];
             r.mb_s

@@ -280,6 +280,19 @@ impl Error {
         }
     }
 
+    /// Whether the same read may succeed if tried again: a source error of a kind
+    /// [`RetryPolicy::is_transient`](crate::source::RetryPolicy::is_transient) names, except
+    /// `UnexpectedEof`. Never a read past the end or malformed data.
+    pub(crate) fn can_succeed_on_retry(&self) -> bool {
+        match self {
+            Error::Source(e) => {
+                e.kind() != io::ErrorKind::UnexpectedEof
+                    && crate::source::RetryPolicy::is_transient(e.kind())
+            }
+            _ => false,
+        }
+    }
+
     /// The public error: `op` on `resource`, which started at `position` asking for `amount`,
     /// failed so.
     pub(crate) fn into_io(

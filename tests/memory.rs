@@ -277,3 +277,80 @@ async fn ten_thousand_inputs_stay_within_their_windows_and_the_budget() {
     drop(inputs);
     assert_eq!(budget.used(), 0, "{budget:?}");
 }
+
+/// Issue 13's memory goal with a shared block cache: 10,000 inputs over one cached source, the
+/// read-ahead of every input and the cache's blocks drawing on one budget. What they hold
+/// together stays under the windows, the budget and the cache's own bookkeeping; blocks read
+/// while the budget is full reach their readers and are not kept; dropping the cache and the
+/// inputs gives every byte back.
+#[cfg(feature = "cache")]
+#[tokio::test(flavor = "current_thread")]
+async fn ten_thousand_inputs_and_a_block_cache_share_one_budget() {
+    use async_buffered_input::fetch::{MemoryBudget, PositionalFetch};
+    use async_buffered_input::source::{BlockCache, Cached, MemorySource};
+    use std::sync::Arc;
+    let _turn = ONE_AT_A_TIME.lock().await;
+    const LEN: u64 = 64 << 20;
+    const BLOCK: usize = 4096;
+    const CAPACITY: isize = 4096;
+    // The inputs' structs and the Vec holding them, as in the test above.
+    const PER_INPUT: isize = 2048;
+    // moka's own entry (key, node, frequency sketch share) for each block it keeps.
+    const PER_BLOCK: isize = 512;
+    let byte = |at: u64| (at * 7 % 251) as u8;
+    let data: Vec<u8> = (0..LEN).map(byte).collect();
+    let budget = MemoryBudget::new(32 << 20);
+    // A capacity far over the budget: the budget is what bounds the blocks here.
+    let cache = BlockCache::with_budget(1 << 30, BLOCK, &budget);
+    let source = Arc::new(Cached::new(
+        Allocating(MemorySource::new(data)),
+        cache.clone(),
+    ));
+
+    let n = 10_000u64;
+    let before = live();
+    let mut inputs = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let fetch = PositionalFetch::from_arc(source.clone())
+            .with_read_ahead(ReadAhead::default())
+            .with_budget(budget.clone());
+        let mut input = AsyncBufferedInput::with_capacity(CAPACITY as usize, fetch);
+        // Each input at a block of its own, spread over the file.
+        let start = i * (LEN - (1 << 20)) / n / BLOCK as u64 * BLOCK as u64;
+        input.seek_to(start);
+        let mut buf = [0u8; 1000];
+        for k in 0..10u64 {
+            input.read_bytes(&mut buf).await.unwrap();
+            assert_eq!(buf[7], byte(start + k * 1000 + 7));
+        }
+        assert!(budget.used() <= budget.limit(), "{budget:?}");
+        inputs.push(input);
+    }
+    let peak = peak() - before;
+    let bound = n as isize * (CAPACITY + PER_INPUT)
+        + budget.limit() as isize
+        + (budget.limit() / BLOCK) as isize * PER_BLOCK;
+    assert!(
+        peak <= bound,
+        "{n} inputs and the cache peaked at {peak} bytes; windows, structs, budget and the \
+         cache's entries come to {bound}"
+    );
+    let stats = cache.stats();
+    println!("peak {peak} bytes, bound {bound}; {budget:?}; {stats:?}");
+    assert!(
+        stats.unbudgeted > 0,
+        "{stats:?}: the budget never ran out, the test shows nothing"
+    );
+    // Blocks the cache turned away still reached their readers, and still do.
+    for input in inputs.iter_mut().rev().take(10) {
+        let at = input.position();
+        let mut buf = vec![0u8; 50_000];
+        input.read_bytes(&mut buf).await.unwrap();
+        assert_eq!(buf[49_999], byte(at + 49_999));
+    }
+    drop(inputs);
+    assert!(budget.used() > 0, "the kept blocks hold budget");
+    drop(source);
+    drop(cache);
+    assert_eq!(budget.used(), 0, "{budget:?}");
+}

@@ -6,13 +6,17 @@
 //! - positional sources: memory with and without read-ahead (random chunk shapes), a source
 //!   that fails every k-th request, and one only partly at hand (page-cache-like).
 //!
-//! Operations: every read, seeks of every kind, futures polled once and dropped, the source's
-//! cursor moved behind the input's back (`get_mut` on streams; the read-ahead dropped on
-//! positional sources), clones and slices (positional). After every step (`common::Checked`):
-//! returned data equals the model, errors occur exactly when the model says (EOF; negative
-//! seeks) or are injected, every error names the position its operation started at (which is
-//! still the position), `buffer()` and `window()` agree with the model, and `stats()` agrees
-//! with the bytes handed out and, over streams, with what the stream saw (via `Counting`).
+//! Operations: every read, typed reads (`read_vint`, `read_string`, `read_u32_into` of up to
+//! three bulk steps), seeks of every kind, futures polled once and dropped (`read_bytes`, a
+//! large `read_bytes_owned`, `length()`, a `SeekFrom::End` seek, which the next seek completes
+//! unless the position moved), the source's cursor moved behind the input's back (`get_mut`
+//! on streams; the read-ahead dropped on positional sources), clones and slices (positional).
+//! After every step (`common::Checked`): returned data and decoded values equal the model's,
+//! errors occur exactly when the model says (EOF; malformed varints and invalid UTF-8;
+//! negative seeks) or are injected, every error carries an `InputError` naming the position
+//! its operation started at (which is still the position), `buffer()` and `window()` agree
+//! with the model, and `stats()` agrees with the bytes handed out and, over streams, with what
+//! the stream saw (via `Counting`).
 
 mod common;
 
@@ -74,6 +78,16 @@ enum Op {
     Length,
     /// `read_bytes` polled once with a waker that does nothing, then dropped.
     Dropped(Size),
+    /// `read_bytes_owned` polled once, then dropped.
+    DroppedOwned(Size),
+    /// `length()` polled once, then dropped.
+    DroppedLength,
+    /// `seek(End(offset))` polled once, then dropped.
+    DroppedSeekEnd(i64),
+    ReadVint,
+    ReadString,
+    /// `read_u32_into` of this many values.
+    ReadU32Into(usize),
     /// The source's cursor moved behind the input's back (streams), or the read-ahead dropped
     /// (positional sources).
     MoveCursor(Target),
@@ -147,6 +161,12 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0u64..=1000).prop_map(Op::FillConsume),
         1 => Just(Op::Length),
         2 => size().prop_map(Op::Dropped),
+        1 => size().prop_map(Op::DroppedOwned),
+        1 => Just(Op::DroppedLength),
+        1 => (-3100i64..=100).prop_map(Op::DroppedSeekEnd),
+        2 => Just(Op::ReadVint),
+        1 => Just(Op::ReadString),
+        2 => prop_oneof![0usize..=8, 0usize..=800, 900usize..=3000].prop_map(Op::ReadU32Into),
         1 => target().prop_map(Op::MoveCursor),
         1 => Just(Op::Clone),
         1 => (0u64..=1000, 0u64..=1000).prop_map(|(a, b)| Op::Slice(a, b)),
@@ -156,7 +176,8 @@ fn op() -> impl Strategy<Value = Op> {
 fn case() -> impl Strategy<Value = Case> {
     (
         prop_oneof![3 => 1usize..=64, 1 => Just(8192usize)],
-        prop_oneof![1 => 0usize..=20, 4 => 0usize..=3000],
+        // Up to 12,000 bytes sometimes, so that bulk reads take several 4 KiB steps.
+        prop_oneof![1 => 0usize..=20, 4 => 0usize..=3000, 1 => 3000usize..=12_000],
         prop_oneof![
             Just(Source::Cursor),
             Just(Source::Hostile),
@@ -298,6 +319,18 @@ async fn drive<F: Family>(mut t: Checked<F>, case: &Case) {
                     Some(result) => t.completed(result.map(|()| n), &buf, eof, &ctx),
                     None => t.check(&format!("{ctx}, then dropped")),
                 }
+            }
+            Op::DroppedOwned(s) => t.read_bytes_owned_polled_once(s.get(cap)),
+            Op::DroppedLength => t.length_polled_once(),
+            Op::DroppedSeekEnd(d) => t.seek_end_polled_once(*d).await,
+            Op::ReadVint => {
+                t.read_vint().await;
+            }
+            Op::ReadString => {
+                t.read_string().await;
+            }
+            Op::ReadU32Into(count) => {
+                t.read_u32_into(*count).await;
             }
             Op::MoveCursor(tg) => {
                 let p = target(&t, tg);
@@ -452,7 +485,13 @@ fn run_case(case: &Case) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    // XorShift: the default ChaCha generator, unoptimized in a debug build, took most of
+    // the run's time.
+    #![proptest_config(ProptestConfig {
+        cases: 2000,
+        rng_algorithm: prop::test_runner::RngAlgorithm::XorShift,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn model(case in case()) {
@@ -490,9 +529,24 @@ fn fixed_cases() {
         Op::Slice(250, 500),
         Op::ReadBytes(Size::Big(3000)),
         Op::ReadBytes(Size::Small(10)),
+        Op::SeekTo(Target::OfLen(0)),
+        Op::ReadVint,
+        Op::ReadString,
+        Op::ReadU32Into(1500),
+        Op::DroppedSeekEnd(-5),
+        Op::ReadByte,
+        Op::SeekCurrent(0),
+        Op::DroppedSeekEnd(-7),
+        Op::SeekCurrent(1),
+        Op::DroppedLength,
+        Op::DroppedOwned(Size::Big(2500)),
+        Op::MoveCursor(Target::OfLen(900)),
+        Op::ReadU32Into(3),
+        Op::ReadString,
+        Op::ReadVint,
     ];
     for cap in [1usize, 2, 3, 16, 64, 8192] {
-        for len in [0usize, 1, 17, 1000, 3000] {
+        for len in [0usize, 1, 17, 1000, 3000, 9000] {
             for source in [
                 Source::Cursor,
                 Source::Hostile,

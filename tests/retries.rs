@@ -2,20 +2,22 @@
 //!
 //! Finding 7 of the fault-injection report: a long read over a positional source that fails
 //! about 20% of requests, with small read-ahead chunks, effectively never completed, because
-//! each attempt started over. Now a failed read keeps what it fetched, and its retry asks only
-//! for what is missing.
+//! each attempt started over. A failed read keeps what it fetched (a bulk read, the values of
+//! its steps before the failed one), within `MAX_KEPT_FOR_RETRY` and only for errors a retry
+//! can get past, and read-ahead chunks that arrived after a failed one are kept, whether the
+//! source answered at once or through a spawned request: a retry asks only for what is missing.
 
 mod common;
 
 use std::collections::HashMap;
 use std::io::{self, ErrorKind};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{MemorySource, PositionalSource, RetryPolicy, Retrying};
-use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{AsyncBufferedInput, InputError};
 use bytes::Bytes;
 use common::*;
 
@@ -177,4 +179,259 @@ async fn errors_that_cannot_succeed_are_not_retried_and_giving_up_says_so() {
     assert_eq!(started.elapsed(), Duration::from_millis(100 + 200 + 250));
     assert!(e.to_string().contains("gave up after 4 attempts"), "{e}");
     assert!(chain(&e).contains("flaky at 3"), "{}", chain(&e));
+}
+
+#[tokio::test]
+async fn a_long_bulk_read_over_a_flaky_source_completes_by_retrying_it() {
+    const LEN: usize = 1 << 20;
+    const CHUNK: usize = 4096;
+    let data = pattern_vec(LEN);
+    let source = std::sync::Arc::new(Flaky::new(data.clone(), 20, ErrorKind::ConnectionReset));
+    let fetch = PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(CHUNK, 4));
+    // A window larger than the bulk read's 4 KiB steps: each step refills the window.
+    let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
+    let mut header = [0u8; 8];
+    while input.read_bytes(&mut header).await.is_err() {}
+    let mut values = vec![0u32; (LEN - 8) / 4];
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match input.read_u32_into(&mut values).await {
+            Ok(()) => break,
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
+                assert_eq!(input.position(), 8, "a failed read consumes nothing");
+                let payload = e.get_ref().and_then(|p| p.downcast_ref::<InputError>());
+                assert_eq!(payload.expect("an InputError").position(), 8, "{e}");
+                assert!(attempts < 1000, "no progress after {attempts} attempts");
+            }
+        }
+    }
+    assert!(
+        attempts > 10,
+        "the source failed reads: {attempts} attempts"
+    );
+    for (i, (&value, bytes)) in values.iter().zip(data[8..].chunks_exact(4)).enumerate() {
+        let expected = u32::from_be_bytes(bytes.try_into().unwrap());
+        assert_eq!(value, expected, "value {i} of {attempts} attempts");
+    }
+    assert_eq!(input.position(), LEN as u64);
+    // A retry fetches only what its failed attempts had not: about every byte once.
+    let fetched = input.stats().bytes_from_source;
+    assert!(
+        fetched <= (2 * LEN) as u64,
+        "{fetched} bytes fetched for {LEN} in {attempts} attempts"
+    );
+    let stats = input.stats();
+    assert_eq!(stats.bytes_from_window + stats.bytes_direct, LEN as u64);
+}
+
+/// A memory source that fails the first request at or past `fail_from` with `kind`.
+#[derive(Debug)]
+struct FailOnce {
+    inner: MemorySource,
+    fail_from: u64,
+    kind: ErrorKind,
+    failed: AtomicBool,
+}
+
+impl PositionalSource for FailOnce {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        if offset >= self.fail_from && !self.failed.swap(true, Ordering::SeqCst) {
+            return Err(io::Error::new(
+                self.kind,
+                format!("failing once at {offset}"),
+            ));
+        }
+        self.inner.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.inner.len().await
+    }
+}
+
+#[tokio::test]
+async fn a_failed_read_keeps_at_most_max_kept_for_retry_bytes() {
+    const MAX: usize = AsyncBufferedInput::<PositionalFetch<MemorySource>>::MAX_KEPT_FOR_RETRY;
+    const CHUNK: usize = 1 << 20;
+    let len = MAX + 3 * CHUNK;
+    let data = pattern_vec(len);
+    let source = FailOnce {
+        inner: MemorySource::new(data.clone()),
+        fail_from: (MAX + CHUNK) as u64,
+        kind: ErrorKind::ConnectionReset,
+        failed: AtomicBool::new(false),
+    };
+    let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(CHUNK, 2));
+    let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
+    let mut header = [0u8; 10];
+    input.read_bytes(&mut header).await.unwrap();
+    let mut buf = vec![0u8; len - 10];
+    let e = input.read_bytes(&mut buf).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
+    let before = input.stats().bytes_from_source;
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_bytes(&buf, &data[10..], 10, "the retry");
+    // The failed attempt had fetched more than `MAX` bytes; `MAX` of them, counted from the
+    // position, were kept: the retry fetched the rest.
+    assert_eq!(
+        input.stats().bytes_from_source - before,
+        (len - 10 - MAX) as u64
+    );
+}
+
+#[tokio::test]
+async fn a_read_past_the_end_keeps_nothing() {
+    const LEN: usize = 100_000;
+    let data = pattern_vec(LEN);
+    let mut input = AsyncBufferedInput::with_capacity(
+        8192,
+        PositionalFetch::new(MemorySource::new(data.clone())),
+    );
+    let mut buf = vec![0u8; LEN + 1];
+    let e = input.read_bytes(&mut buf).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
+    let fetched = input.stats().bytes_from_source;
+    assert_eq!(
+        fetched, LEN as u64,
+        "the failed read fetched everything there was"
+    );
+    // No retry can get past the end: what it fetched is not kept, and a read of what is there
+    // fetches it again.
+    input.read_bytes(&mut buf[..LEN]).await.unwrap();
+    assert_bytes(&buf[..LEN], &data, 0, "the read after");
+    assert_eq!(input.stats().bytes_from_source - fetched, LEN as u64);
+}
+
+/// A source whose requests take time, so that they run as spawned tasks: the first request at
+/// `fail_at` fails after 20 ms, every other request succeeds after 1 ms. Counts the requests
+/// at each offset.
+#[derive(Debug)]
+struct SlowFailure {
+    inner: MemorySource,
+    fail_at: u64,
+    failed: AtomicBool,
+    per_offset: Mutex<HashMap<u64, u64>>,
+}
+
+impl PositionalSource for SlowFailure {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        *self.per_offset.lock().unwrap().entry(offset).or_default() += 1;
+        if offset == self.fail_at && !self.failed.swap(true, Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            return Err(io::Error::new(ErrorKind::TimedOut, "slow failure"));
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        self.inner.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.inner.len().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn spawned_chunks_that_arrived_after_a_failed_one_are_not_requested_again() {
+    const LEN: usize = 64 << 10;
+    const CAP: u64 = 1024;
+    const CHUNK: u64 = 4096;
+    let data = pattern_vec(LEN);
+    let source = std::sync::Arc::new(SlowFailure {
+        inner: MemorySource::new(data.clone()),
+        // The first read-ahead chunk: the window's first refill is a plain request for
+        // `[0, CAP)`, the read after it, sequential, starts the read-ahead there.
+        fail_at: CAP,
+        failed: AtomicBool::new(false),
+        per_offset: Mutex::new(HashMap::new()),
+    });
+    let fetch = PositionalFetch::from_arc(source.clone())
+        .with_read_ahead(ReadAhead::new(CHUNK as usize, 4));
+    let mut input = AsyncBufferedInput::with_capacity(CAP as usize, fetch);
+    let mut header = [0u8; 10];
+    input.read_bytes(&mut header).await.unwrap();
+    let mut buf = vec![0u8; LEN - 10];
+    let e = input.read_bytes(&mut buf).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_bytes(&buf, &data[10..], 10, "the retry");
+    let per_offset = source.per_offset.lock().unwrap();
+    assert_eq!(
+        per_offset[&CAP], 2,
+        "the failed chunk, asked again: {per_offset:?}"
+    );
+    // The three chunks after it had arrived (1 ms) when it failed (20 ms): kept, not asked
+    // again.
+    for k in 1..4 {
+        let at = CAP + k * CHUNK;
+        assert_eq!(per_offset[&at], 1, "the chunk at {at}: {per_offset:?}");
+    }
+    assert!(per_offset.values().all(|&n| n <= 2), "{per_offset:?}");
+}
+
+#[tokio::test]
+async fn a_read_past_the_end_drops_what_a_failed_read_kept() {
+    const LEN: usize = 25_000;
+    let data = pattern_vec(LEN);
+    let source = FailOnce {
+        inner: MemorySource::new(data.clone()),
+        fail_from: 20_000,
+        kind: ErrorKind::ConnectionReset,
+        failed: AtomicBool::new(false),
+    };
+    let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(4096, 2));
+    let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
+    let mut buf = vec![0u8; LEN];
+    input.read_bytes(&mut buf[..10]).await.unwrap();
+    // Straight into `buf`, in read-ahead chunks from 8192: the chunk at 20480 fails, and
+    // `[10, 20480)` is kept.
+    let e = input.read_bytes(&mut buf[..LEN - 10]).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
+    // Past the end by 5 bytes: the kept bytes, then a window refill for the last 4525.
+    let e = input.read_bytes(&mut buf[..LEN - 5]).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
+    // Nothing is kept after that: the read of what is there fetches `[10, 20480)` again.
+    let before = input.stats().bytes_from_source;
+    input.read_bytes(&mut buf[..LEN - 10]).await.unwrap();
+    assert_bytes(&buf[..LEN - 10], &data[10..], 10, "the read after");
+    let fetched = input.stats().bytes_from_source - before;
+    assert!(
+        fetched >= 20_470,
+        "{fetched} bytes fetched: kept ones were used"
+    );
+}
+
+#[tokio::test]
+async fn the_checksum_of_reads_retried_over_a_flaky_source_is_the_data_s() {
+    const LEN: usize = 300_000;
+    let data = pattern_vec(LEN);
+    for capacity in [1000, 8192] {
+        let source = Flaky::new(data.clone(), 20, ErrorKind::ConnectionReset);
+        let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(4096, 3));
+        let mut input = AsyncBufferedInput::with_capacity(capacity, fetch);
+        input.start_checksum();
+        let mut values = vec![0u32; 30_000];
+        let mut bytes = vec![0u8; 100_000];
+        let mut longs = vec![0u64; 5000];
+        // After each failure, the checksum so far: it goes back to the position, behind the
+        // bytes the failed read folded and kept, which the retry must fold again.
+        while input.read_u32_into(&mut values).await.is_err() {
+            let _ = input.checksum().await;
+        }
+        while input.read_bytes(&mut bytes).await.is_err() {
+            let _ = input.checksum().await;
+        }
+        while input.read_u64_le_into(&mut longs).await.is_err() {
+            let _ = input.checksum().await;
+        }
+        let pos = input.position() as usize;
+        assert_eq!(pos, 120_000 + 100_000 + 40_000);
+        assert_bytes(&bytes, &data[120_000..220_000], 120_000, "read_bytes");
+        let crc = loop {
+            if let Ok(crc) = input.checksum().await {
+                break crc;
+            }
+        };
+        assert_eq!(crc, crc32fast::hash(&data[..pos]), "capacity {capacity}");
+    }
 }

@@ -96,7 +96,7 @@ struct Args {
     requests: Option<u64>,
 
     /// Read-ahead of the readahead reader, fixed: chunk size x chunks in flight, e.g. 256KiBx4
-    /// [default: adaptive, from 64 KiB x 2 up to 1 MiB x 8].
+    /// [default: adaptive, from 64 KiB x 2 up to 4 MiB x 4].
     #[arg(long, value_name = "SIZExDEPTH", value_parser = parse_read_ahead)]
     read_ahead: Option<ReadAhead>,
 

@@ -14,6 +14,9 @@ use std::sync::Arc;
 /// every input still reads. The inputs' windows, and what a caller asks for in one read, are
 /// outside it.
 ///
+/// A block cache can draw on the same budget (`BlockCache::with_budget`, feature `cache`):
+/// then the read-ahead and the cached blocks together stay under it.
+///
 /// Cheap to clone: clones are the same budget.
 ///
 /// # Examples

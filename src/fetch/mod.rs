@@ -18,7 +18,7 @@
 //! [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new) takes either, through
 //! [`IntoFetch`]: a stream is wrapped in a `StreamFetch` for you.
 
-mod memory_budget;
+pub(crate) mod memory_budget;
 mod positional_fetch;
 mod read_ahead;
 mod stream_fetch;

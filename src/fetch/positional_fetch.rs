@@ -271,18 +271,32 @@ impl<S: PositionalSource> PositionalFetch<S> {
             .map_or((0, 0), |ra| (ra.initial_chunk_size(), ra.initial_depth()));
     }
 
-    /// The consumer waited for a chunk in flight: an adaptive read-ahead doubles its chunk
-    /// size, or once at its largest, takes one chunk more, and requests what that allows now.
+    /// The consumer waited for a chunk in flight: an adaptive read-ahead grows its chunk size,
+    /// or once at its largest, its depth, and requests what that allows now. As the Linux
+    /// kernel grows its readahead window, it grows by 4x while what it keeps in flight is under
+    /// a sixteenth of its largest, by 2x after that: a slow link reaches the full shape in a
+    /// few waits, and a reader that never waits stays at the first shape.
     fn grow(&mut self, cx: &mut Context<'_>) {
         let Some(read_ahead) = self.read_ahead else {
             return;
         };
         let (chunk, depth) = self.shape;
-        self.shape = if chunk < read_ahead.chunk_size() {
-            (chunk.saturating_mul(2).min(read_ahead.chunk_size()), depth)
+        let factor = if chunk.saturating_mul(depth) < read_ahead.memory_bound() / 16 {
+            4
         } else {
-            (chunk, (depth + 1).min(read_ahead.depth()))
+            2
         };
+        self.shape = if chunk < read_ahead.chunk_size() {
+            (
+                chunk.saturating_mul(factor).min(read_ahead.chunk_size()),
+                depth,
+            )
+        } else {
+            (chunk, depth.saturating_mul(factor).min(read_ahead.depth()))
+        };
+        debug_assert!(
+            self.shape.0 <= read_ahead.chunk_size() && self.shape.1 <= read_ahead.depth()
+        );
         if self.shape != (chunk, depth) {
             tracing::trace!(
                 chunk = self.shape.0,
@@ -775,8 +789,15 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     // Keep the chunks after this one that already arrived intact, for the
                     // retry, which requests the gap this one leaves (`retarget`). Those that
                     // failed too, or are still in flight, were asked during the same trouble:
-                    // dropped, to be asked again.
-                    let intact = self.requests.iter().take_while(|r| r.arrived()).count();
+                    // dropped, to be asked again. A spawned request whose task has finished
+                    // has arrived too: its answer is taken first.
+                    let mut intact = 0;
+                    for request in self.requests.iter_mut() {
+                        if !request.settle(cx) {
+                            break;
+                        }
+                        intact += 1;
+                    }
                     self.requests.truncate(intact);
                     match self.requests.back() {
                         Some(last) if self.ahead_at.is_some() => self.ahead_at = Some(last.end()),
@@ -870,8 +891,16 @@ impl<T: Send + 'static> Request<T> {
         self.at.saturating_add(self.len as u64)
     }
 
-    /// Whether its answer is here and is not an error.
-    fn arrived(&self) -> bool {
+    /// Whether its answer is here and is not an error. The answer of a spawned request whose
+    /// task has finished is taken first (without waiting: the task is done).
+    fn settle(&mut self, cx: &mut Context<'_>) -> bool {
+        if let Answer::Running(handle) = &self.fetch {
+            if handle.is_finished() {
+                if let Poll::Ready(result) = self.poll(cx) {
+                    self.fetch = Answer::Done(Some(result));
+                }
+            }
+        }
         matches!(self.fetch, Answer::Done(Some(Ok(_))))
     }
 

@@ -14,14 +14,16 @@ use std::io;
 /// - [`adaptive`](Self::adaptive), the default: as the Linux kernel grows its readahead window,
 ///   it starts small (64 KiB chunks, 2 at a time) on the first sequential reads, and each time
 ///   the consumer has to wait for a chunk still in flight (the source is slower than the
-///   consumer: a local disk, a mount, a network link), it doubles the chunk size up to
-///   `chunk_size`, then adds a chunk up to `depth`. A read elsewhere starts it small again. On
+///   consumer: a local disk, a mount, a network link), it grows the chunk size up to
+///   `chunk_size`, then the depth up to `depth`: by 4x while what it keeps in flight is under a
+///   sixteenth of [`memory_bound`](Self::memory_bound), by 2x after (64 KiB, 256 KiB, 1 MiB,
+///   2 MiB, 4 MiB, then 4 chunks by default). A read elsewhere starts it small again. On
 ///   a cached local file it stays small (nothing is requested at all), on a 2 ms link it grows
 ///   to its largest.
 ///
 /// Either way, memory is bounded by [`memory_bound`](Self::memory_bound): `chunk_size * depth`
 /// (plus the input's window), and a [`MemoryBudget`](super::MemoryBudget) can bound it across
-/// inputs. The default is adaptive up to 1 MiB × 8.
+/// inputs. The default is adaptive up to 4 MiB × 4 (16 MiB).
 ///
 /// # Examples
 ///
@@ -36,7 +38,7 @@ use std::io;
 /// let default = ReadAhead::default();
 /// assert!(default.is_adaptive());
 /// assert_eq!((default.initial_chunk_size(), default.initial_depth()), (64 << 10, 2));
-/// assert_eq!(default.memory_bound(), 8 << 20);
+/// assert_eq!(default.memory_bound(), 16 << 20);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ReadAhead {
@@ -48,10 +50,10 @@ pub struct ReadAhead {
 }
 
 impl ReadAhead {
-    /// The default's largest chunk: 1 MiB.
-    pub const DEFAULT_CHUNK_SIZE: usize = 1 << 20;
-    /// The default's most chunks at a time: 8.
-    pub const DEFAULT_DEPTH: usize = 8;
+    /// The default's largest chunk: 4 MiB.
+    pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
+    /// The default's most chunks at a time: 4.
+    pub const DEFAULT_DEPTH: usize = 4;
     /// Where an adaptive read-ahead starts: chunks of 64 KiB (or its largest, if smaller) ...
     pub const INITIAL_CHUNK_SIZE: usize = 64 << 10;
     /// ... 2 at a time (or its most, if fewer).

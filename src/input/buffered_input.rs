@@ -10,6 +10,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, ReadBuf};
 
 use super::checksum::Checksum;
+use super::kept::Kept;
 use super::window::Window;
 use super::window_read::{ReadFuture, WindowRead};
 use crate::error::{Amount, Error};
@@ -58,8 +59,19 @@ use crate::stats::Stats;
 /// first read. Over a [`PositionalFetch`](crate::fetch::PositionalFetch) with
 /// [`ReadAhead`](crate::fetch::ReadAhead), it also holds at most
 /// [`memory_bound`](crate::fetch::ReadAhead::memory_bound) bytes of chunks, received or in
-/// flight, and none once a read reached the end. [`release`](Self::release) gives both back at
-/// any time; the next read allocates again.
+/// flight, and none once a read reached the end.
+///
+/// A read that fails with an error a retry can get past (one of the kinds
+/// [`RetryPolicy::is_transient`](crate::source::RetryPolicy::is_transient) names, except
+/// `UnexpectedEof`) after fetching part of its bytes keeps them, at most
+/// [`MAX_KEPT_FOR_RETRY`](Self::MAX_KEPT_FOR_RETRY) bytes from the position, so that its retry
+/// fetches only the rest. They are dropped by the next seek, by the next read that completes
+/// beyond the window (reads served from the window alone leave them), when a read fails with
+/// any other error (a read past the end keeps nothing), and by [`release`](Self::release). A
+/// further failure adds only the bytes past those kept, so a read that fails again and again
+/// never copies its prefix again.
+///
+/// [`release`](Self::release) gives all of it back at any time; the next read allocates again.
 ///
 /// # Examples
 ///
@@ -108,10 +120,12 @@ pub struct AsyncBufferedInput<F> {
     pub(super) checksum: Option<Box<Checksum>>,
     // What the input reads, for errors: a path, a URL, "slice NAME [a..b) of PATH".
     pub(super) resource: Option<Arc<str>>,
-    // The bytes a read straight into its caller's buffer had fetched when it failed, kept for
-    // its retry, which starts at the same offset: only the rest is fetched again. Dropped as soon
-    // as the position moves (`move_to`), on `release`, and when used.
-    salvage: Option<Salvage>,
+    // The bytes reads at the position fetched before they failed, kept for their retry, which
+    // starts at the same position and fetches only the rest (`keep_for_retry`). At most
+    // `MAX_KEPT_FOR_RETRY` bytes; dropped when the position is set (`move_to`: seeks, reads
+    // that went past the window) and on `release`. Window hits only advance `pos`, past bytes
+    // that stay correct for their offsets: they leave them.
+    kept: Kept,
     pub(super) fetch: F,
 }
 
@@ -119,13 +133,6 @@ pub struct AsyncBufferedInput<F> {
 /// SHARE_FRACTION` bytes, and copies smaller ones: a result keeps alive at most this many times
 /// its length.
 const SHARE_FRACTION: usize = 4;
-
-/// The bytes `[at, at + bytes.len())`, fetched by a failed read (see the `salvage` field).
-#[derive(Debug)]
-struct Salvage {
-    at: u64,
-    bytes: Vec<u8>,
-}
 
 /// A `SeekFrom::End(offset)` waiting for the length, started when the position was `from`.
 #[derive(Clone, Copy, Debug)]
@@ -137,6 +144,11 @@ struct EndSeek {
 impl<F> AsyncBufferedInput<F> {
     /// The window size [`new`](Self::new) uses: 8 KiB.
     pub const DEFAULT_CAPACITY: usize = 8192;
+
+    /// The most bytes a failed read keeps for its retry: 16 MiB (see "Memory" above). A longer
+    /// read over a source that fails now and then keeps its first 16 MiB; each retry must then
+    /// fetch the rest without a failure.
+    pub const MAX_KEPT_FOR_RETRY: usize = 16 << 20;
 }
 
 impl<F: Fetch> AsyncBufferedInput<F> {
@@ -189,7 +201,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             end_seek: None,
             checksum: None,
             resource: fetch.resource(),
-            salvage: None,
+            kept: Kept::default(),
             fetch,
         })
     }
@@ -344,7 +356,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         poll_fn(|cx| self.poll_read_exact_at(cx, at, &mut out, &mut exact))
             .await
             .map_err(|e| self.error(e, OP, at, amount))?;
-        self.finish_read(at, len, exact.direct);
+        self.finish_read(at, len, exact.direct());
         Ok(Bytes::from(out))
     }
 
@@ -484,7 +496,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks), keeping
     /// the position: the next read allocates and fetches again. For inputs kept open but idle.
     pub fn release(&mut self) {
-        self.salvage = None;
+        self.kept.clear();
         self.fold_window();
         self.window.release();
         self.fetch.release();
@@ -594,10 +606,15 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     }
 
     /// Fills `dst` with the bytes `[at, at + dst.len())`, without moving the position: one copy
-    /// of what the window holds, then one fetch for the remainder (continued if it comes back
-    /// short), straight into `dst` if the remainder is at least the capacity, through a
-    /// refilled window otherwise. `state` starts as `ReadExact::default()` and carries the
-    /// progress across `Pending`; a past-the-end error counts the bytes available from `at`.
+    /// of what the window holds and of what a failed attempt kept (`kept`), then one fetch for
+    /// the remainder (continued if it comes back short), straight into `dst` if the remainder is
+    /// at least the capacity, through a refilled window otherwise. `state` starts as
+    /// `ReadExact::default()` (or `ReadExact::step()`) and carries the progress across
+    /// `Pending`; a past-the-end error counts the bytes available from `at`.
+    ///
+    /// When it fails after fetching bytes straight into `dst`, it keeps them for its retry
+    /// (`keep_for_retry`), unless `state` is a step of a longer read, which keeps its own; when
+    /// no retry can get past its error, it drops what is kept.
     pub(super) fn poll_read_exact_at(
         &mut self,
         cx: &mut Context<'_>,
@@ -609,48 +626,77 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             Some(have) => have,
             None => {
                 let held = self.window_at(at);
-                let have = held.len().min(dst.len());
-                dst[..have].copy_from_slice(&held[..have]);
-                state.have = Some(have);
-                have
+                let window = held.len().min(dst.len());
+                dst[..window].copy_from_slice(&held[..window]);
+                state.kept = self.kept.copy_from(at + window as u64, &mut dst[window..]);
+                state.window = window;
+                state.have = Some(window + state.kept);
+                window + state.kept
             }
         };
+        if state.kept > 0 && self.checksum.is_some() {
+            // Kept bytes are not in the window: fold them here, after what comes before them
+            // (folding is by offset, so doing it again after `Pending` changes nothing).
+            let kept_at = at + state.window as u64;
+            ready!(self.poll_fold_until(cx, kept_at)).map_err(|e| e.after(state.window as u64))?;
+            if let Some(checksum) = self.checksum.as_deref_mut() {
+                checksum.fold(kept_at, &dst[state.window..have], self.pos);
+            }
+        }
         let from = at + have as u64;
         let rest = &mut dst[have..];
         if rest.is_empty() {
             return Poll::Ready(Ok(()));
         }
-        if rest.len() >= self.capacity {
+        let read = if rest.len() < self.capacity {
+            ready!(self.poll_fill_at(cx, from, rest.len()))
+                .map_err(|e| e.after(have as u64))
+                .and_then(|()| {
+                    let held = self.window_at(from);
+                    if held.len() < rest.len() {
+                        return Err(Error::eof((have + held.len()) as u64));
+                    }
+                    rest.copy_from_slice(&held[..rest.len()]);
+                    Ok(())
+                })
+        } else {
             if self.checksum.is_some() {
                 ready!(self.poll_fold_until(cx, from)).map_err(|e| e.after(have as u64))?;
             }
-            // A failed attempt's bytes, if this is its retry.
-            if state.direct == 0 {
-                if let Some(salvage) = self.salvage.take_if(|s| s.at == from) {
-                    let n = salvage.bytes.len().min(rest.len());
-                    rest[..n].copy_from_slice(&salvage.bytes[..n]);
-                    if let Some(checksum) = self.checksum.as_deref_mut() {
-                        checksum.fold(from, &rest[..n], self.pos);
-                    }
-                    state.direct = n;
-                }
-            }
-            let read = ready!(self.poll_read_direct(cx, from, rest, &mut state.direct));
-            if read.is_err() && state.direct > 0 {
-                self.salvage = Some(Salvage {
-                    at: from,
-                    bytes: rest[..state.direct].to_vec(),
+            ready!(self.poll_read_direct(cx, from, rest, &mut state.direct))
+                .map_err(|e| e.after(have as u64))
+        };
+        if let Err(e) = &read {
+            // Keep what was fetched straight into `dst` (the window keeps what it fetched), or
+            // drop what is kept if no retry can get past `e`.
+            if state.keep && (state.direct > 0 || !e.can_succeed_on_retry()) {
+                let fetched = &dst[..have + state.direct];
+                self.keep_for_retry(at, fetched.len(), e, |offset, out| {
+                    out.copy_from_slice(&fetched[offset..offset + out.len()]);
                 });
             }
-            return Poll::Ready(read.map_err(|e| e.after(have as u64)));
         }
-        ready!(self.poll_fill_at(cx, from, rest.len())).map_err(|e| e.after(have as u64))?;
-        let held = self.window_at(from);
-        if held.len() < rest.len() {
-            return Poll::Ready(Err(Error::eof((have + held.len()) as u64)));
+        Poll::Ready(read)
+    }
+
+    /// After a read at the position failed with `e`: keeps the bytes `[at, at + len)` it had,
+    /// for its retry, if `e` is an error a retry can get past, at most
+    /// [`MAX_KEPT_FOR_RETRY`](Self::MAX_KEPT_FOR_RETRY) from where the kept bytes start;
+    /// otherwise drops what is kept. `fill(offset, out)` writes the bytes at `at + offset`, and is
+    /// asked only for those not kept yet.
+    pub(super) fn keep_for_retry(
+        &mut self,
+        at: u64,
+        len: usize,
+        e: &Error,
+        fill: impl FnOnce(usize, &mut [u8]),
+    ) {
+        debug_assert!(at >= self.pos, "keeping bytes before the position");
+        if e.can_succeed_on_retry() {
+            self.kept.keep(at, len, Self::MAX_KEPT_FOR_RETRY, fill);
+        } else {
+            self.kept.clear();
         }
-        rest.copy_from_slice(&held[..rest.len()]);
-        Poll::Ready(Ok(()))
     }
 
     /// The length, asked of the fetcher once, as an internal error.
@@ -684,7 +730,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         self.stats.bytes_from_window += self.pos - self.window_mark;
         self.pos = pos;
         self.window_mark = pos;
-        self.salvage = None;
+        self.kept.clear();
     }
 
     /// Fetches the bytes at `from + *done..` straight into `dst[*done..]` until `dst` is full.
@@ -768,12 +814,51 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<StreamFetch<R>> {
 }
 
 /// The progress of a [`poll_read_exact_at`](AsyncBufferedInput::poll_read_exact_at).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct ReadExact {
-    /// The bytes copied from the window at the first poll; `None` before it.
+    /// The bytes of the destination's start that are there (copied from the window, then from
+    /// the bytes kept by a failed attempt) at the first poll; `None` before it.
     have: Option<usize>,
-    /// The bytes fetched straight into the destination so far.
-    pub(super) direct: usize,
+    /// Of `have`: those copied from the window, and those kept by a failed attempt.
+    window: usize,
+    kept: usize,
+    /// The bytes fetched straight into the destination so far, after `have`.
+    direct: usize,
+    /// Whether a failure keeps what was fetched (`false` for a step of a longer read).
+    keep: bool,
+}
+
+impl Default for ReadExact {
+    fn default() -> Self {
+        Self {
+            have: None,
+            window: 0,
+            kept: 0,
+            direct: 0,
+            keep: true,
+        }
+    }
+}
+
+impl ReadExact {
+    /// The progress of a step of a longer read, which keeps its bytes itself when it fails.
+    pub(super) fn step() -> Self {
+        Self {
+            keep: false,
+            ..Self::default()
+        }
+    }
+
+    /// The bytes that did not come from the window: fetched straight into the destination, or
+    /// kept from a failed attempt (for `stats`).
+    pub(super) fn direct(&self) -> usize {
+        self.kept + self.direct
+    }
+
+    /// How many bytes at the destination's start are there.
+    pub(super) fn done(&self) -> usize {
+        self.have.unwrap_or(0) + self.direct
+    }
 }
 
 /// [`AsyncBufferedInput::read_byte`].
@@ -839,7 +924,7 @@ impl<F: Fetch> WindowRead<F> for ReadBytes<'_> {
     ) -> Poll<Result<(), Error>> {
         let at = input.pos;
         ready!(input.poll_read_exact_at(cx, at, self.dst, exact))?;
-        input.finish_read(at, self.dst.len(), exact.direct);
+        input.finish_read(at, self.dst.len(), exact.direct());
         Poll::Ready(Ok(()))
     }
 }

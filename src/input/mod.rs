@@ -6,6 +6,7 @@
 //! - `decode`: Lucene's fixed-width integers, varints and strings;
 //! - `utf8`: short-string UTF-8 validation;
 //! - `positional_input`: opening a local file in one call, clones and slices;
+//! - `kept`: the bytes a failed read fetched, kept for its retry;
 //! - `checksum`: the CRC32 of what the input consumes (checksummed reading);
 //! - `chunks`: passes over a range in large steps (whole-file verification);
 //! - `window_view`: synchronous decoding over the window.
@@ -14,6 +15,7 @@ mod buffered_input;
 mod checksum;
 mod chunks;
 mod decode;
+mod kept;
 mod positional_input;
 mod utf8;
 mod window;

@@ -12,6 +12,8 @@ use moka::future::Cache;
 use moka::notification::RemovalCause;
 
 use super::PositionalSource;
+use crate::fetch::memory_budget::Reservation;
+use crate::fetch::MemoryBudget;
 
 /// A cache of source blocks in memory, bounded in bytes and shared by every source wrapped in a
 /// [`Cached`] with it (clones of a `BlockCache` are handles on the same cache).
@@ -28,6 +30,16 @@ use super::PositionalSource;
 /// blocks stay is decided by TinyLFU, which keeps the blocks read often and can turn a new
 /// block away rather than evict a more popular one (a scan does not flush the cache).
 /// Concurrent misses on one block are coalesced into one source request (single-flight).
+///
+/// # Memory
+///
+/// The blocks held weigh at most the capacity. A cache made
+/// [`with_budget`](Self::with_budget) also takes every block it keeps from a [`MemoryBudget`],
+/// the one the inputs' read-ahead draws on, and gives it back when moka drops the block after
+/// evicting it (at its next maintenance): so the
+/// read-ahead of every input and the cached blocks together stay under one bound. A block read
+/// while the budget is full is handed to the readers that wanted it and not kept
+/// ([`BlockCacheStats::unbudgeted`]).
 ///
 /// # Examples
 ///
@@ -51,9 +63,11 @@ pub struct BlockCache {
 }
 
 struct Shared {
-    blocks: Cache<BlockKey, Bytes>,
+    blocks: Cache<BlockKey, Block>,
     block_size: usize,
     capacity: u64,
+    // What every kept block reserves its bytes from, if the cache was made with one.
+    budget: Option<MemoryBudget>,
     // The next key of a `Cached` whose source has no name.
     next_unique: AtomicU64,
     counters: Arc<Counters>,
@@ -80,6 +94,9 @@ pub struct BlockCacheStats {
     pub bytes: u64,
     /// Blocks held (with the same lag as `bytes`).
     pub blocks: u64,
+    /// Blocks read from a source and handed to their readers but not kept, because the cache's
+    /// [`MemoryBudget`] had no room for them (see [`BlockCache::with_budget`]).
+    pub unbudgeted: u64,
 }
 
 #[derive(Default)]
@@ -88,6 +105,15 @@ struct Counters {
     misses: AtomicU64,
     coalesced: AtomicU64,
     evictions: AtomicU64,
+    unbudgeted: AtomicU64,
+}
+
+/// A block as the cache keeps it: its bytes, and the share of the cache's budget they hold
+/// (given back when the cache drops the block and no lookup holds a copy of this handle).
+#[derive(Clone)]
+struct Block {
+    bytes: Bytes,
+    _held: Option<Arc<Reservation>>,
 }
 
 /// A block of a source: the source's key and the block's number.
@@ -104,12 +130,14 @@ enum SourceKey {
     Unique(u64),
 }
 
-/// Why a block was not loaded: the source failed, or the block starts at or past its end
-/// (nothing to keep: an empty block is not cached).
+/// Why a block was not cached: the source failed, the block starts at or past its end
+/// (nothing to keep: an empty block is not cached), or the budget had no room for it (its
+/// readers get its bytes all the same).
 #[derive(Debug)]
 enum LoadError {
     Source(io::Error),
     PastEnd,
+    NoBudget(Bytes),
 }
 
 /// An error of a block load that several readers waited for: each gets one like it, with the
@@ -143,6 +171,48 @@ impl BlockCache {
     /// If `capacity` or `block_size` is 0, or `block_size` is over `u32::MAX` (moka weighs
     /// entries with a `u32`).
     pub fn with_block_size(capacity: u64, block_size: usize) -> Self {
+        Self::build(capacity, block_size, None)
+    }
+
+    /// A cache like [`with_block_size`](Self::with_block_size)'s whose blocks also take their
+    /// bytes from `budget` while they are kept: share it with the inputs'
+    /// [`PositionalFetch::with_budget`](crate::fetch::PositionalFetch::with_budget), and their
+    /// read-ahead and the cached blocks together stay under it.
+    ///
+    /// When the budget is full, a block that was read is handed to its readers and not kept;
+    /// the budget fills up as blocks are kept and frees as they are evicted, so leave room in
+    /// it for the read-ahead (a capacity well under the budget's limit).
+    ///
+    /// # Panics
+    ///
+    /// As [`with_block_size`](Self::with_block_size).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use async_buffered_input::fetch::MemoryBudget;
+    /// use async_buffered_input::source::{BlockCache, Cached, MemorySource, PositionalSource};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let budget = MemoryBudget::new(8192);
+    /// let cache = BlockCache::with_budget(1 << 20, 4096, &budget);
+    /// let source = Cached::new(MemorySource::new(vec![1u8; 16_384]), cache.clone());
+    /// let bytes = source.read_at(0, 16_384).await?; // four blocks; the budget holds two
+    /// assert_eq!(bytes.len(), 16_384);
+    /// assert_eq!(budget.used(), 8192);
+    /// assert_eq!(cache.stats().unbudgeted, 2);
+    /// drop(source);
+    /// drop(cache); // the kept blocks go, and give their bytes back
+    /// assert_eq!(budget.used(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_budget(capacity: u64, block_size: usize, budget: &MemoryBudget) -> Self {
+        Self::build(capacity, block_size, Some(budget.clone()))
+    }
+
+    fn build(capacity: u64, block_size: usize, budget: Option<MemoryBudget>) -> Self {
         assert!(
             capacity > 0,
             "a BlockCache needs a capacity of at least 1 byte"
@@ -160,7 +230,7 @@ impl BlockCache {
         let blocks = Cache::builder()
             .max_capacity(capacity)
             // A block is at most `block_size` long, which fits in a u32 (checked above).
-            .weigher(|_key: &BlockKey, block: &Bytes| block.len() as u32)
+            .weigher(|_key: &BlockKey, block: &Block| block.bytes.len() as u32)
             .eviction_listener(move |_key, _block, cause| {
                 if cause == RemovalCause::Size {
                     evictions.evictions.fetch_add(1, Ordering::Relaxed);
@@ -172,6 +242,7 @@ impl BlockCache {
                 blocks,
                 block_size,
                 capacity,
+                budget,
                 next_unique: AtomicU64::new(0),
                 counters,
             }),
@@ -198,6 +269,7 @@ impl BlockCache {
             evictions: c.evictions.load(Ordering::Relaxed),
             bytes: self.shared.blocks.weighted_size(),
             blocks: self.shared.blocks.entry_count(),
+            unbudgeted: c.unbudgeted.load(Ordering::Relaxed),
         }
     }
 
@@ -224,6 +296,7 @@ impl fmt::Debug for BlockCache {
         f.debug_struct("BlockCache")
             .field("block_size", &self.shared.block_size)
             .field("capacity", &self.shared.capacity)
+            .field("budget", &self.shared.budget)
             .field("stats", &self.stats())
             .finish()
     }
@@ -369,16 +442,22 @@ impl<S: PositionalSource> Cached<S> {
             self.load(index).await
         };
         let block = match self.cache.shared.blocks.try_get_with(key, load).await {
-            Ok(block) => block,
+            Ok(block) => block.bytes,
             Err(e) => {
-                return match Arc::try_unwrap(e) {
-                    Ok(LoadError::PastEnd) => Ok(Bytes::new()),
-                    Ok(LoadError::Source(e)) => Err(e),
+                let block = match Arc::try_unwrap(e) {
+                    Ok(LoadError::PastEnd) => return Ok(Bytes::new()),
+                    Ok(LoadError::Source(e)) => return Err(e),
+                    Ok(LoadError::NoBudget(block)) => block,
                     Err(shared) => match &*shared {
-                        LoadError::PastEnd => Ok(Bytes::new()),
-                        LoadError::Source(e) => Err(io::Error::new(e.kind(), SharedError(shared))),
+                        LoadError::PastEnd => return Ok(Bytes::new()),
+                        LoadError::NoBudget(block) => block.clone(),
+                        LoadError::Source(e) => {
+                            return Err(io::Error::new(e.kind(), SharedError(shared)))
+                        }
                     },
                 };
+                self.saw_block(index, &block);
+                return Ok(block);
             }
         };
         if !loaded.load(Ordering::Relaxed) {
@@ -389,8 +468,9 @@ impl<S: PositionalSource> Cached<S> {
         Ok(block)
     }
 
-    /// Asks the inner source for block `index` (the cache's loader).
-    async fn load(&self, index: u64) -> Result<Bytes, LoadError> {
+    /// Asks the inner source for block `index` (the cache's loader), and takes its bytes from
+    /// the budget, if the cache has one.
+    async fn load(&self, index: u64) -> Result<Block, LoadError> {
         bump(&self.cache.counters().misses);
         let start = index * self.block_size;
         let mut block = self
@@ -402,7 +482,20 @@ impl<S: PositionalSource> Cached<S> {
             return Err(LoadError::PastEnd);
         }
         block.truncate(self.block_size as usize); // a source that returned more than asked
-        Ok(block)
+        let held = match &self.cache.shared.budget {
+            None => None,
+            Some(budget) => match budget.try_reserve(block.len()) {
+                Some(reservation) => Some(Arc::new(reservation)),
+                None => {
+                    bump(&self.cache.counters().unbudgeted);
+                    return Err(LoadError::NoBudget(block));
+                }
+            },
+        };
+        Ok(Block {
+            bytes: block,
+            _held: held,
+        })
     }
 
     /// A short block ends the source: its length is known from now on.
@@ -555,7 +648,9 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
             let at = offset.saturating_add(filled as u64);
             let index = at / bs;
             let key = self.block_key(index);
-            let Some(Some(block)) = now_or_never(self.cache.shared.blocks.get(&key)) else {
+            let Some(Some(Block { bytes: block, .. })) =
+                now_or_never(self.cache.shared.blocks.get(&key))
+            else {
                 break;
             };
             self.saw_block(index, &block);
@@ -601,6 +696,7 @@ impl fmt::Display for SharedError {
         match &*self.0 {
             LoadError::Source(e) => fmt::Display::fmt(e, f),
             LoadError::PastEnd => f.write_str("past the end of the source"),
+            LoadError::NoBudget(_) => f.write_str("no room in the memory budget"),
         }
     }
 }
@@ -610,7 +706,7 @@ impl StdError for SharedError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match &*self.0 {
             LoadError::Source(e) => e.source(),
-            LoadError::PastEnd => None,
+            LoadError::PastEnd | LoadError::NoBudget(_) => None,
         }
     }
 }
@@ -669,6 +765,23 @@ mod tests {
         source.read_at(195, 1).await.unwrap(); // block 3, short: the end
         assert_eq!(source.try_read_at(192, &mut buf), 8);
         assert_eq!(source.try_read_at(200, &mut buf), 0);
+    }
+
+    #[tokio::test]
+    async fn evicted_blocks_give_their_budget_back() {
+        let budget = MemoryBudget::new(1 << 20);
+        let cache = BlockCache::with_budget(2 * 64, 64, &budget);
+        let source = Cached::new(MemorySource::new(data(64 * 8)), cache.clone());
+        for block in 0..8u64 {
+            source.read_at(block * 64, 64).await.unwrap();
+            // moka drops an evicted block at the maintenance after the one that evicted it.
+            cache.run_pending_tasks().await;
+            cache.run_pending_tasks().await;
+            let stats = cache.stats();
+            assert!(stats.bytes <= 128, "{stats:?}");
+            assert_eq!(budget.used() as u64, stats.bytes, "{stats:?}");
+        }
+        assert_eq!(cache.stats().unbudgeted, 0);
     }
 
     #[test]

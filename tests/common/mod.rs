@@ -18,7 +18,9 @@
 //! * [`CountingPositional`]: wraps a positional source and counts the requests that reach it
 //!   (and those still alive), the reads of bytes at hand, and the bytes.
 //! * [`Checked`]: drives an `AsyncBufferedInput` next to a trivial model (`Vec<u8>` + position) and
-//!   checks bytes, errors, `position()`, `buffer()` and `window()` after every call.
+//!   checks bytes, decoded values, errors (kind and position), `position()`, `buffer()`,
+//!   `window()` and `stats()` after every call; [`model_varint`] and [`model_string`] decode as
+//!   Lucene's `DataInput` does, for the model's side of typed reads.
 //! * [`conformance_input`] / `conformance_tests!`: the one conformance sweep, run against every
 //!   family of input: streams ([`stream_conformance`]), positional sources
 //!   ([`positional_conformance`]), slices ([`slice_conformance`]) and clones
@@ -995,6 +997,66 @@ pub enum Outcome {
     Injected,
     /// A seek to a negative position was rejected with `InvalidInput`, as required.
     Rejected,
+    /// Failed with `InvalidData` (a malformed varint, invalid UTF-8), as the model required.
+    Invalid,
+}
+
+/// Polls `future` once with a waker that does nothing, and drops it; its output if it
+/// completed.
+pub fn poll_once_then_drop<F: std::future::Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
+    }
+}
+
+/// The Lucene varint at `pos` of `data` (at most `max_len` bytes, the last carrying at most
+/// `last_bits` bits), as `DataInput.readVInt`/`readVLong` decode it: its value and length, or
+/// the error kind a read of it must fail with (`UnexpectedEof` if the data ends inside it,
+/// `InvalidData` if it is malformed).
+pub fn model_varint(
+    data: &[u8],
+    pos: u64,
+    max_len: usize,
+    last_bits: u32,
+) -> Result<(u64, usize), ErrorKind> {
+    let bytes = usize::try_from(pos)
+        .ok()
+        .and_then(|p| data.get(p..))
+        .unwrap_or(&[]);
+    let mut value = 0u64;
+    for i in 0..max_len {
+        let &b = bytes.get(i).ok_or(ErrorKind::UnexpectedEof)?;
+        if i == max_len - 1 {
+            if u32::from(b) >> last_bits != 0 {
+                return Err(ErrorKind::InvalidData);
+            }
+            return Ok((value | u64::from(b) << (7 * i), max_len));
+        }
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok((value, i + 1));
+        }
+    }
+    unreachable!("a varint of at most {max_len} bytes")
+}
+
+/// The Lucene string at `pos` of `data` (a vint byte length, then UTF-8), as
+/// `DataInput.readString` decodes it: the string and its length with the prefix, or the error
+/// kind a read of it must fail with.
+pub fn model_string(data: &[u8], pos: u64) -> Result<(String, usize), ErrorKind> {
+    let (len, prefix) = model_varint(data, pos, 5, 4)?;
+    let start = pos as usize + prefix;
+    let end = start as u64 + len;
+    if end > data.len() as u64 {
+        return Err(ErrorKind::UnexpectedEof);
+    }
+    let s = std::str::from_utf8(&data[start..end as usize]).map_err(|_| ErrorKind::InvalidData)?;
+    Ok((s.to_owned(), prefix + len as usize))
 }
 
 /// An `AsyncBufferedInput` driven next to a model (`data` + `pos`). Every method performs the
@@ -1018,6 +1080,10 @@ pub struct Checked<F> {
     pub handed: u64,
     /// When the source is wrapped in [`Counting`]: its counters, compared with `stats()`.
     pub counts: Option<Arc<Counts>>,
+    /// A `SeekFrom::End(offset)` whose future was dropped before it completed, started at
+    /// position `from`: the next `AsyncSeekExt::seek` completes it first if the position is
+    /// still `from`, and abandons it otherwise.
+    pub pending_end: Option<(i64, u64)>,
 }
 
 impl<F: Fetch> Checked<F> {
@@ -1032,6 +1098,7 @@ impl<F: Fetch> Checked<F> {
             history: String::new(),
             handed: 0,
             counts: None,
+            pending_end: None,
         };
         c.check("construction");
         c
@@ -1049,6 +1116,7 @@ impl<F: Fetch> Checked<F> {
         self.pos = pos;
         self.handed = 0;
         self.counts = None;
+        self.pending_end = None;
         self.check("replaced by a clone or a slice");
     }
 
@@ -1069,6 +1137,14 @@ impl<F: Fetch> Checked<F> {
                 self.on_error(e, eof, ctx);
             }
         }
+    }
+
+    /// Moves the model past `n` bytes handed to the caller by a read that succeeded, and checks.
+    fn consumed(&mut self, n: u64, ctx: &str) -> Outcome {
+        self.pos += n;
+        self.handed += n;
+        self.check(ctx);
+        Outcome::Ok
     }
 
     /// Bytes between the model position and the end of the file.
@@ -1125,15 +1201,38 @@ impl<F: Fetch> Checked<F> {
     /// neither tolerated nor the expected EOF.
     #[track_caller]
     fn on_error(&mut self, e: io::Error, eof_expected: bool, ctx: &str) -> Outcome {
-        // Every error names where the failed operation started: the (unchanged) position.
-        if let Some(payload) = e.get_ref().and_then(|i| i.downcast_ref::<InputError>()) {
-            assert_eq!(
-                payload.position(),
-                self.pos,
-                "the error {e} names another position than the operation's: {}",
-                self.ctx(ctx)
-            );
-        }
+        let expected = eof_expected.then_some(ErrorKind::UnexpectedEof);
+        self.on_error_of(e, expected, ctx)
+    }
+
+    /// The payload every error of the input carries, asserting that it names `pos` (where the
+    /// failed operation started).
+    #[track_caller]
+    fn assert_names_position(&self, e: &io::Error, pos: u64, ctx: &str) {
+        let payload = e
+            .get_ref()
+            .and_then(|i| i.downcast_ref::<InputError>())
+            .unwrap_or_else(|| {
+                panic!(
+                    "the error {e:?} ({e}) carries no InputError: {}",
+                    self.ctx(ctx)
+                )
+            });
+        assert_eq!(
+            payload.position(),
+            pos,
+            "the error {e} names another position than the operation's: {}",
+            self.ctx(ctx)
+        );
+        assert_msg_mentions(e, pos, "position", &self.ctx(ctx));
+    }
+
+    /// Error handling for an operation that, by the model, fails with `expected` (`None`: must
+    /// not fail, unless the error is injected). Every error names the position the operation
+    /// started at, which is still the position.
+    #[track_caller]
+    fn on_error_of(&mut self, e: io::Error, expected: Option<ErrorKind>, ctx: &str) -> Outcome {
+        self.assert_names_position(&e, self.pos, ctx);
         if self.tolerated.contains(&e.kind()) {
             self.injected_seen += 1;
             assert_eq!(
@@ -1145,25 +1244,132 @@ impl<F: Fetch> Checked<F> {
             self.check(ctx);
             return Outcome::Injected;
         }
-        assert!(
-            eof_expected,
-            "unexpected error {e:?} ({e}): {}",
-            self.ctx(ctx)
-        );
+        let Some(kind) = expected else {
+            panic!("unexpected error {e:?} ({e}): {}", self.ctx(ctx));
+        };
         assert_eq!(
             e.kind(),
-            ErrorKind::UnexpectedEof,
-            "past-the-end read must fail with UnexpectedEof, got {e:?}: {}",
-            self.ctx(ctx)
-        );
-        assert_msg_mentions(&e, self.pos, "position", &self.ctx(ctx));
-        assert!(
-            has_input_error_payload(&e),
-            "EOF error should carry an InputError payload, got {e:?}: {}",
+            kind,
+            "the error must be {kind:?}, got {e:?}: {}",
             self.ctx(ctx)
         );
         self.check(ctx);
-        Outcome::Eof
+        match kind {
+            ErrorKind::UnexpectedEof => Outcome::Eof,
+            _ => Outcome::Invalid,
+        }
+    }
+
+    /// `read_vint()`, against [`model_varint`].
+    pub async fn read_vint(&mut self) -> Outcome {
+        let ctx = self.begin(format_args!("read_vint()"));
+        let res = self.input.read_vint().await;
+        let expected = model_varint(&self.data, self.pos, 5, 4);
+        match (res, expected) {
+            (Ok(v), Ok((value, len))) => {
+                assert_eq!(u64::from(v), value, "read_vint value: {}", self.ctx(&ctx));
+                self.consumed(len as u64, &ctx)
+            }
+            (Ok(v), Err(kind)) => {
+                panic!("read_vint gave {v}, the model {kind:?}: {}", self.ctx(&ctx))
+            }
+            (Err(e), expected) => self.on_error_of(e, expected.err(), &ctx),
+        }
+    }
+
+    /// `read_string()`, against [`model_string`].
+    pub async fn read_string(&mut self) -> Outcome {
+        let ctx = self.begin(format_args!("read_string()"));
+        let res = self.input.read_string().await;
+        let expected = model_string(&self.data, self.pos);
+        match (res, expected) {
+            (Ok(s), Ok((value, len))) => {
+                assert_eq!(s, value, "read_string value: {}", self.ctx(&ctx));
+                self.consumed(len as u64, &ctx)
+            }
+            (Ok(s), Err(kind)) => {
+                panic!(
+                    "read_string gave {s:?}, the model {kind:?}: {}",
+                    self.ctx(&ctx)
+                )
+            }
+            (Err(e), expected) => self.on_error_of(e, expected.err(), &ctx),
+        }
+    }
+
+    /// `read_u32_into` of `count` values: all or nothing.
+    pub async fn read_u32_into(&mut self, count: usize) -> Outcome {
+        let ctx = self.begin(format_args!("read_u32_into({count} values)"));
+        let mut values = vec![0xA5A5_A5A5u32; count];
+        let res = self.input.read_u32_into(&mut values).await;
+        let eof = count > 0 && self.pos + 4 * count as u64 > self.len();
+        match res {
+            Ok(()) => {
+                assert!(
+                    !eof,
+                    "read_u32_into succeeded past the end: {}",
+                    self.ctx(&ctx)
+                );
+                let p = self.pos as usize;
+                for (i, (&v, b)) in values
+                    .iter()
+                    .zip(self.data[p.min(self.data.len())..].chunks_exact(4))
+                    .enumerate()
+                {
+                    let expected = u32::from_be_bytes(b.try_into().unwrap());
+                    assert_eq!(v, expected, "value {i}: {}", self.ctx(&ctx));
+                }
+                self.consumed(4 * count as u64, &ctx)
+            }
+            Err(e) => self.on_error(e, eof, &ctx),
+        }
+    }
+
+    /// `length()` polled once with a waker that does nothing, then dropped.
+    pub fn length_polled_once(&mut self) {
+        let ctx = self.begin(format_args!("length() polled once"));
+        match poll_once_then_drop(self.input.length()) {
+            Some(Ok(l)) => {
+                assert_eq!(l, self.len(), "length(): {}", self.ctx(&ctx));
+                self.check(&ctx);
+            }
+            Some(Err(e)) => {
+                self.on_error(e, false, &ctx);
+            }
+            None => self.check(&format!("{ctx}, then dropped")),
+        }
+    }
+
+    /// `read_bytes_owned(n)` polled once with a waker that does nothing, then dropped.
+    pub fn read_bytes_owned_polled_once(&mut self, n: usize) {
+        let ctx = self.begin(format_args!("read_bytes_owned({n}) polled once"));
+        match poll_once_then_drop(self.input.read_bytes_owned(n)) {
+            Some(res) => {
+                self.owned_outcome(n, res, &ctx);
+            }
+            None => self.check(&format!("{ctx}, then dropped")),
+        }
+    }
+
+    /// `AsyncSeekExt::seek(End(offset))` polled once with a waker that does nothing, then
+    /// dropped; if it did not complete, it is pending (see [`pending_end`](Self::pending_end)).
+    /// With a seek already pending, an ordinary `seek` instead (which completes that one).
+    pub async fn seek_end_polled_once(&mut self, offset: i64) {
+        if self.pending_end.is_some() {
+            self.seek(SeekFrom::End(offset)).await;
+            return;
+        }
+        let ctx = self.begin(format_args!("seek(End({offset})) polled once"));
+        let from = self.pos;
+        match poll_once_then_drop(AsyncSeekExt::seek(&mut self.input, SeekFrom::End(offset))) {
+            Some(res) => {
+                self.seek_outcome(SeekFrom::End(offset), res, &ctx);
+            }
+            None => {
+                self.pending_end = Some((offset, from));
+                self.check(&format!("{ctx}, then dropped"));
+            }
+        }
     }
 
     /// `read_bytes(n)`: all or nothing.
@@ -1221,6 +1427,12 @@ impl<F: Fetch> Checked<F> {
     pub async fn read_bytes_owned(&mut self, n: usize) -> Outcome {
         let ctx = self.begin(format_args!("read_bytes_owned({n})"));
         let res = self.input.read_bytes_owned(n).await;
+        self.owned_outcome(n, res, &ctx)
+    }
+
+    /// The model's side of `read_bytes_owned(n)`, which returned `res`.
+    #[track_caller]
+    fn owned_outcome(&mut self, n: usize, res: io::Result<bytes::Bytes>, ctx: &str) -> Outcome {
         let lenient = n == 0 && self.pos > self.len();
         let eof = n > 0 && self.pos + n as u64 > self.len();
         match res {
@@ -1228,24 +1440,16 @@ impl<F: Fetch> Checked<F> {
                 assert!(
                     !eof,
                     "read_bytes_owned succeeded past the end: {}",
-                    self.ctx(&ctx)
+                    self.ctx(ctx)
                 );
-                assert_eq!(
-                    bytes.len(),
-                    n,
-                    "read_bytes_owned length: {}",
-                    self.ctx(&ctx)
-                );
+                assert_eq!(bytes.len(), n, "read_bytes_owned length: {}", self.ctx(ctx));
                 if n > 0 {
                     let p = self.pos as usize;
-                    assert_bytes(&bytes, &self.data[p..p + n], self.pos, &self.ctx(&ctx));
+                    assert_bytes(&bytes, &self.data[p..p + n], self.pos, &self.ctx(ctx));
                 }
-                self.pos += n as u64;
-                self.handed += n as u64;
-                self.check(&ctx);
-                Outcome::Ok
+                self.consumed(n as u64, ctx)
             }
-            Err(e) => self.on_error(e, eof || lenient, &ctx),
+            Err(e) => self.on_error(e, eof || lenient, ctx),
         }
     }
 
@@ -1254,6 +1458,7 @@ impl<F: Fetch> Checked<F> {
         let ctx = self.begin(format_args!("seek_to({p})"));
         self.input.seek_to(p);
         self.pos = p;
+        self.pending_end = None;
         self.check(&ctx);
     }
 
@@ -1267,6 +1472,7 @@ impl<F: Fetch> Checked<F> {
             self.ctx(&ctx)
         );
         self.pos += n;
+        self.pending_end = None;
         self.check(&ctx);
     }
 
@@ -1287,39 +1493,65 @@ impl<F: Fetch> Checked<F> {
     /// `InvalidInput` and leave the position unchanged; seeking past the end is allowed.
     pub async fn seek(&mut self, from: SeekFrom) -> Outcome {
         let ctx = self.begin(format_args!("AsyncSeekExt::seek({from:?})"));
+        let res = AsyncSeekExt::seek(&mut self.input, from).await;
+        self.seek_outcome(from, res, &ctx)
+    }
+
+    /// The model's side of a seek to `from` that returned `res`: a pending `End` seek (see
+    /// [`pending_end`](Self::pending_end)) is completed first if the position has not moved
+    /// since it started; if that one fails, the new seek is not started.
+    #[track_caller]
+    fn seek_outcome(&mut self, from: SeekFrom, res: io::Result<u64>, ctx: &str) -> Outcome {
+        let mut start = self.pos as i128;
+        let mut pending_fails = false;
+        if let Some((offset, started)) = self.pending_end.take() {
+            if started == self.pos {
+                let target = self.len() as i128 + offset as i128;
+                if target < 0 {
+                    pending_fails = true;
+                } else {
+                    start = target;
+                }
+            }
+        }
         let target: i128 = match from {
+            _ if pending_fails => -1,
             SeekFrom::Start(x) => x as i128,
-            SeekFrom::Current(d) => self.pos as i128 + d as i128,
+            SeekFrom::Current(d) => start + d as i128,
             SeekFrom::End(d) => self.len() as i128 + d as i128,
         };
-        match AsyncSeekExt::seek(&mut self.input, from).await {
+        match res {
             Ok(p) => {
                 assert!(
                     target >= 0,
                     "seek to a negative position succeeded: {}",
-                    self.ctx(&ctx)
+                    self.ctx(ctx)
                 );
-                assert_eq!(p as i128, target, "seek result: {}", self.ctx(&ctx));
+                assert_eq!(p as i128, target, "seek result: {}", self.ctx(ctx));
                 self.pos = p;
-                self.check(&ctx);
+                self.check(ctx);
                 Outcome::Ok
             }
             Err(e) => {
                 if self.tolerated.contains(&e.kind()) {
-                    return self.on_error(e, false, &ctx);
+                    return self.on_error(e, false, ctx);
                 }
                 assert!(
                     target < 0,
                     "seek failed unexpectedly: {e:?}: {}",
-                    self.ctx(&ctx)
+                    self.ctx(ctx)
                 );
                 assert_eq!(
                     e.kind(),
                     ErrorKind::InvalidInput,
                     "negative seek error kind: {}",
-                    self.ctx(&ctx)
+                    self.ctx(ctx)
                 );
-                self.check(&ctx);
+                // The pending seek, if it succeeded, moved the position before the new one
+                // failed.
+                self.pos = start as u64;
+                self.assert_names_position(&e, self.pos, ctx);
+                self.check(ctx);
                 Outcome::Rejected
             }
         }
