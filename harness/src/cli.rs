@@ -22,8 +22,8 @@ use crate::sources::Source;
 use crate::units::{parse_duration, parse_nonzero_size, parse_nonzero_usize, parse_rate};
 use crate::workload::Pattern;
 
-/// Time reads of a file at a sweep of request sizes, through AsyncBufferedInput (alone and with
-/// read-ahead), tokio's BufReader, the unbuffered source and a byte-at-a-time loop, next to the
+/// Time reads of a file at a sweep of request sizes, through AsyncBufferedInput (alone, with
+/// read-ahead, or through a block cache shared by a cell's tasks), tokio's BufReader, the unbuffered source and a byte-at-a-time loop, next to the
 /// source's limit (1 MiB reads straight from it, like dd bs=1M), for one or several sources side
 /// by side.
 ///
@@ -65,9 +65,12 @@ struct Args {
     capacities: Vec<usize>,
 
     /// Readers to compare, comma-separated: buffered (AsyncBufferedInput), readahead
-    /// (AsyncBufferedInput over the source's positional reads with read-ahead), bufreader
-    /// (tokio's BufReader), unbuffered (the source itself), byteloop (read_u8 per byte over a
-    /// BufReader); or none, for the write phase and the limit row only (the classic test).
+    /// (AsyncBufferedInput over the source's positional reads with read-ahead), cached
+    /// (AsyncBufferedInput over the source's positional reads through one block cache shared by
+    /// the cell's tasks, fresh per cell; not in the default list: meant for --pattern terms),
+    /// bufreader (tokio's BufReader), unbuffered (the source itself), byteloop (read_u8 per byte
+    /// over a BufReader); or none, for the write phase and the limit row only (the classic
+    /// test).
     #[arg(long, value_name = "LIST", default_value = "buffered,readahead,bufreader,unbuffered,byteloop",
           value_parser = parse_readers)]
     readers: ReaderList,
@@ -99,6 +102,10 @@ struct Args {
     /// [default: adaptive, from 64 KiB x 2 up to 4 MiB x 4].
     #[arg(long, value_name = "SIZExDEPTH", value_parser = parse_read_ahead)]
     read_ahead: Option<ReadAhead>,
+
+    /// Capacity of the cached reader's block cache, one per cell (blocks of the window's size).
+    #[arg(long, value_name = "SIZE", value_parser = parse_nonzero_size)]
+    cache_capacity: Option<u64>,
 
     /// Page cache reads of the readahead reader's FileSource (Linux): on, cached bytes are
     /// copied at once on the reading thread; off, every chunk is a read on tokio's blocking pool.
@@ -217,6 +224,12 @@ async fn run(args: Args) -> Result<ExitCode, String> {
             ReaderKind::BufferedReadAhead.id()
         ));
     }
+    if args.cache_capacity.is_some() && !readers.contains(&ReaderKind::Cached) {
+        return Err(format!(
+            "--cache-capacity configures the {} reader, which --readers leaves out",
+            ReaderKind::Cached.id()
+        ));
+    }
     let given = args
         .path
         .iter()
@@ -271,7 +284,8 @@ async fn run(args: Args) -> Result<ExitCode, String> {
         .budget(args.budget.0)
         .reader_budget(ReaderKind::Unbuffered, slow_budget)
         .reader_budget(ReaderKind::ByteLoop, slow_budget)
-        .read_ahead(args.read_ahead.unwrap_or_default());
+        .read_ahead(args.read_ahead.unwrap_or_default())
+        .cache_capacity(args.cache_capacity.unwrap_or(Plan::DEFAULT_CACHE_CAPACITY));
     if writes {
         plan = plan.write_first(
             args.file_size.unwrap_or(DEFAULT_FILE_SIZE),

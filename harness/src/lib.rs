@@ -18,6 +18,9 @@
 //!     [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with
 //!     [`ReadAhead`](async_buffered_input::fetch::ReadAhead), over the source's positional
 //!     form ([`ReaderKind::BufferedReadAhead`]): the window plus read-ahead;
+//!   - `AsyncBufferedInput` over the positional form read through a
+//!     [`BlockCache`](async_buffered_input::source::BlockCache) shared by a cell's tasks
+//!     ([`ReaderKind::Cached`], not in the default run): a lookup service's shared cache;
 //!   - tokio's `BufReader` with `read_exact` ([`ReaderKind::BufReader`]);
 //!   - the bare source with `read_exact` per request ([`ReaderKind::Unbuffered`]);
 //!   - the byte loop, one `read_u8` per byte over a `BufReader`, as Lucene did before
@@ -28,7 +31,8 @@
 //! not timed, so every row is still proven to read the file's bytes ([`Mismatch`]). Each cell
 //! reports bytes, time, bytes and requests per second, per-request [`Latency`] (p50, p99), the
 //! reads, seeks and bytes the source saw (counted by a [`CountingSource`] under every stream
-//! reader alike, and by a [`CountingPositionalSource`] under the read-ahead reader), the bytes
+//! reader alike, and by a [`CountingPositionalSource`] under the read-ahead reader and under the
+//! cached reader's cache), the bytes
 //! fetched per byte used, and its ratios to the limit and to `AsyncBufferedInput`. A [time budget](Plan#time-budget) keeps slow readers
 //! from taking minutes.
 //!
@@ -42,7 +46,7 @@
 //!   URLs;
 //! - `write`: the file a run writes: the [pattern](fill_pattern) and the write phase;
 //! - `run`: running a plan: sources, limit rows, cells, tasks, the [`Event`]s an observer sees;
-//! - `readers`: the five readers, as the run drives them;
+//! - `readers`: the six readers, as the run drives them;
 //! - `limit`: the limit row;
 //! - `timing`: the meter around each request: time budget, sampled [`Latency`];
 //! - `truth`: what the bytes should be: the harness's pattern, or the source read straight;

@@ -36,6 +36,15 @@ use crate::workload::{Pattern, Requests};
 /// [`CountingPositionalSource`](crate::CountingPositionalSource) per task; that input asks the
 /// source's length before the clock starts, so read-ahead stops at the end of the file.
 ///
+/// The [cached reader](ReaderKind::Cached), which [`new`](Self::new) leaves out, reads the
+/// positional form through one
+/// [`BlockCache`](async_buffered_input::source::BlockCache) per cell, shared by the cell's
+/// tasks, of [`cache_capacity`](Self::cache_capacity) bytes in blocks of the cell's window
+/// capacity. The cache is made afresh for every cell (and for its verification pass), so cells
+/// do not warm each other: the first pass of a cell starts cold, and with
+/// [`repetitions`](Self::repetitions) above 1 the later passes find what the earlier ones
+/// cached (warm passes). Its counts are what reaches the source under the cache: block loads.
+///
 /// # Verification
 ///
 /// After its timed pass, every cell (and the limit row) is read again by fresh readers making
@@ -99,6 +108,7 @@ pub struct Plan {
     // Overrides of `budget`, one per reader at most.
     pub(crate) reader_budgets: Vec<(ReaderKind, Option<Duration>)>,
     pub(crate) read_ahead: ReadAhead,
+    pub(crate) cache_capacity: u64,
     pub(crate) seed: u64,
     pub(crate) random_requests: Option<u64>,
     // The write phase: the file's length and the size of each write.
@@ -112,9 +122,13 @@ impl Plan {
     pub const DEFAULT_CAPACITIES: [usize; 2] = [8192, 65536];
     /// The seed of a new plan's random, clustered and term-lookup patterns.
     pub const DEFAULT_SEED: u64 = 1;
+    /// The capacity of the [cached reader](ReaderKind::Cached)'s block cache in a new plan:
+    /// 256 MiB, enough to hold the hot part of a file of some gigabytes.
+    pub const DEFAULT_CACHE_CAPACITY: u64 = 256 << 20;
 
     /// A plan to read `source` sequentially with one task, the default sizes and capacities,
-    /// every reader, once, with no time budget, the default [`ReadAhead`], and no write phase.
+    /// the [default readers](ReaderKind::DEFAULT) (all but the cached one), once, with no time
+    /// budget, the default [`ReadAhead`], and no write phase.
     pub fn new(source: Source) -> Self {
         Self::over([source])
     }
@@ -128,11 +142,12 @@ impl Plan {
             tasks: vec![1],
             sizes: Self::DEFAULT_SIZES.to_vec(),
             capacities: Self::DEFAULT_CAPACITIES.to_vec(),
-            readers: ReaderKind::ALL.to_vec(),
+            readers: ReaderKind::DEFAULT.to_vec(),
             repetitions: 1,
             budget: None,
             reader_budgets: Vec::new(),
             read_ahead: ReadAhead::default(),
+            cache_capacity: Self::DEFAULT_CACHE_CAPACITY,
             seed: Self::DEFAULT_SEED,
             random_requests: None,
             write: None,
@@ -284,6 +299,15 @@ impl Plan {
         self
     }
 
+    /// The most bytes the [cached reader](ReaderKind::Cached)'s block cache holds, in each
+    /// cell ([`DEFAULT_CACHE_CAPACITY`](Self::DEFAULT_CACHE_CAPACITY) unless set). It should
+    /// hold many windows: a block larger than the capacity is never kept.
+    #[must_use = "builder methods return the changed plan"]
+    pub fn cache_capacity(mut self, capacity: u64) -> Self {
+        self.cache_capacity = capacity;
+        self
+    }
+
     /// Writes each source's file first, for the sources that have a local
     /// [`path`](Source::path) (the others are read as they are): creates or truncates it and
     /// writes `len` bytes of the [test pattern](crate::fill_pattern) in writes of `buffer_size`
@@ -389,9 +413,10 @@ impl Plan {
     ///
     /// `InvalidInput`, with a message saying what is wrong: no sources, no request sizes, no
     /// patterns, a request size, capacity or number of tasks of 0, no capacities while a reader
-    /// needs one, 0 repetitions, 0 random requests, the read-ahead reader on a source without a
-    /// [positional form](Source::has_positional), or a write phase of 0 bytes, with 0-byte
-    /// writes, or where no source has a path.
+    /// needs one, 0 repetitions, 0 random requests, the read-ahead or cached reader on a source
+    /// without a [positional form](Source::has_positional), the cached reader with a cache
+    /// capacity smaller than a window (or a window over 4 GiB, the largest block), or a write
+    /// phase of 0 bytes, with 0-byte writes, or where no source has a path.
     pub fn validate(&self) -> io::Result<()> {
         let invalid = |msg: String| Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
         if self.sources.is_empty() {
@@ -421,14 +446,30 @@ impl Plan {
         if self.random_requests == Some(0) {
             return invalid("random and clustered passes need at least 1 request, got 0".into());
         }
-        if self.readers.iter().any(|r| r.uses_read_ahead()) {
+        if let Some(&reader) = self.readers.iter().find(|r| r.uses_positional()) {
             if let Some(source) = self.sources.iter().find(|s| !s.has_positional()) {
                 return invalid(format!(
                     "the reader {} ({}) reads a positional source, and {} has none: give it one \
                      with Source::with_positional, or leave the reader out",
-                    ReaderKind::BufferedReadAhead.name(),
-                    ReaderKind::BufferedReadAhead.id(),
+                    reader.name(),
+                    reader.id(),
                     source.label()
+                ));
+            }
+        }
+        if self.readers.contains(&ReaderKind::Cached) {
+            let largest = self.capacities.iter().copied().max().unwrap_or(0);
+            if u32::try_from(largest).is_err() {
+                return invalid(format!(
+                    "the cached reader reads blocks of a window, at most 4 GiB, not {}",
+                    binary_size(largest as u64)
+                ));
+            }
+            if self.cache_capacity < largest as u64 {
+                return invalid(format!(
+                    "the cached reader's cache of {} cannot hold one block of a {} window",
+                    binary_size(self.cache_capacity),
+                    binary_size(largest as u64)
                 ));
             }
         }
@@ -467,6 +508,7 @@ impl fmt::Debug for Plan {
             .field("budget", &self.budget)
             .field("reader_budgets", &self.reader_budgets)
             .field("read_ahead", &self.read_ahead)
+            .field("cache_capacity", &self.cache_capacity)
             .field("seed", &self.seed)
             .field("random_requests", &self.random_requests)
             .field("write", &self.write)
@@ -532,11 +574,11 @@ impl fmt::Display for Cell {
 /// The readers the harness compares, each reading the file sequentially in requests of a fixed
 /// size.
 ///
-/// All but one read a stream source (`AsyncRead + AsyncSeek`) through the same
+/// All but two read a stream source (`AsyncRead + AsyncSeek`) through the same
 /// [`CountingSource`](crate::CountingSource). [`BufferedReadAhead`](Self::BufferedReadAhead)
-/// reads the source's positional form instead, through a
-/// [`CountingPositionalSource`](crate::CountingPositionalSource), since read-ahead needs
-/// requests that name their own offsets.
+/// and [`Cached`](Self::Cached) read the source's positional form instead, through a
+/// [`CountingPositionalSource`](crate::CountingPositionalSource), since read-ahead and a block
+/// cache need requests that name their own offsets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ReaderKind {
@@ -561,11 +603,35 @@ pub enum ReaderKind {
     /// [`read_u8`](tokio::io::AsyncReadExt::read_u8) per byte: what Lucene's
     /// `BufferedIndexInput.readBytes` did before LUCENE-695.
     ByteLoop,
+    /// [`AsyncBufferedInput`](async_buffered_input::AsyncBufferedInput) with the cell's window
+    /// capacity over a [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch)
+    /// without read-ahead, over the source's positional form read through a
+    /// [`Cached`](async_buffered_input::source::Cached) with one
+    /// [`BlockCache`](async_buffered_input::source::BlockCache) shared by the cell's tasks:
+    /// what a lookup service over a slow store runs. No read-ahead, since a lookup reads a few
+    /// hundred bytes and then goes elsewhere, so chunks ahead of it would be fetched for
+    /// nothing. The blocks are window-sized, so an aligned refill is one block; the cache holds
+    /// the plan's [`cache_capacity`](Plan::cache_capacity) and is fresh in every cell (see
+    /// [`Plan`]). Its source reads are the block loads that reach the source, under the cache:
+    /// what the cache saved shows in them. Not in [`DEFAULT`](Self::DEFAULT): on a sequential
+    /// pass each block is read once, and the cache only adds a copy.
+    Cached,
 }
 
 impl ReaderKind {
     /// Every reader, in the order the harness reports them.
-    pub const ALL: [ReaderKind; 5] = [
+    pub const ALL: [ReaderKind; 6] = [
+        ReaderKind::Buffered,
+        ReaderKind::BufferedReadAhead,
+        ReaderKind::Cached,
+        ReaderKind::BufReader,
+        ReaderKind::Unbuffered,
+        ReaderKind::ByteLoop,
+    ];
+
+    /// The readers a [`Plan::new`] compares (and the `throughput` command without
+    /// `--readers`): all but [`Cached`](Self::Cached), which is meant for lookups.
+    pub const DEFAULT: [ReaderKind; 5] = [
         ReaderKind::Buffered,
         ReaderKind::BufferedReadAhead,
         ReaderKind::BufReader,
@@ -573,12 +639,14 @@ impl ReaderKind {
         ReaderKind::ByteLoop,
     ];
 
-    /// A short, stable identifier: `buffered`, `readahead`, `bufreader`, `unbuffered` or
-    /// `byteloop`. This is what [`FromStr`] parses and what the JSON report prints.
+    /// A short, stable identifier: `buffered`, `readahead`, `cached`, `bufreader`,
+    /// `unbuffered` or `byteloop`. This is what [`FromStr`] parses and what the JSON report
+    /// prints.
     pub fn id(self) -> &'static str {
         match self {
             ReaderKind::Buffered => "buffered",
             ReaderKind::BufferedReadAhead => "readahead",
+            ReaderKind::Cached => "cached",
             ReaderKind::BufReader => "bufreader",
             ReaderKind::Unbuffered => "unbuffered",
             ReaderKind::ByteLoop => "byteloop",
@@ -586,11 +654,12 @@ impl ReaderKind {
     }
 
     /// The name shown in tables: `AsyncBufferedInput`, `AsyncBufferedInput+RA`,
-    /// `tokio BufReader`, `unbuffered`, `byte loop`.
+    /// `AsyncBufferedInput+cache`, `tokio BufReader`, `unbuffered`, `byte loop`.
     pub fn name(self) -> &'static str {
         match self {
             ReaderKind::Buffered => "AsyncBufferedInput",
             ReaderKind::BufferedReadAhead => "AsyncBufferedInput+RA",
+            ReaderKind::Cached => "AsyncBufferedInput+cache",
             ReaderKind::BufReader => "tokio BufReader",
             ReaderKind::Unbuffered => "unbuffered",
             ReaderKind::ByteLoop => "byte loop",
@@ -609,6 +678,13 @@ impl ReaderKind {
     pub fn uses_read_ahead(self) -> bool {
         matches!(self, ReaderKind::BufferedReadAhead)
     }
+
+    /// Whether the reader reads the source's [positional form](Source::open_positional)
+    /// ([`BufferedReadAhead`](Self::BufferedReadAhead) and [`Cached`](Self::Cached)), which
+    /// the source must then have.
+    pub fn uses_positional(self) -> bool {
+        matches!(self, ReaderKind::BufferedReadAhead | ReaderKind::Cached)
+    }
 }
 
 impl fmt::Display for ReaderKind {
@@ -622,8 +698,8 @@ impl FromStr for ReaderKind {
     type Err = io::Error;
 
     /// Parses an [`id`](Self::id) or a [`name`](Self::name), ignoring case, spaces, `-` and `_`
-    /// (so `byte-loop`, `read-ahead`, `BufReader`, `AsyncBufferedInput` and
-    /// `AsyncBufferedInput+RA` all work).
+    /// (so `byte-loop`, `read-ahead`, `BufReader`, `AsyncBufferedInput`,
+    /// `AsyncBufferedInput+RA` and `AsyncBufferedInput+cache` all work).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let key: String = s
             .chars()
@@ -681,12 +757,18 @@ mod tests {
         assert!(ReaderKind::ALL
             .iter()
             .all(|k| k.uses_read_ahead() == (*k == ReaderKind::BufferedReadAhead)));
+        assert_eq!(
+            "AsyncBufferedInput+cache".parse::<ReaderKind>().unwrap(),
+            ReaderKind::Cached
+        );
+        assert!(ReaderKind::Cached.uses_positional() && ReaderKind::Cached.uses_capacity());
+        assert!(!ReaderKind::DEFAULT.contains(&ReaderKind::Cached));
         let err = "fast".parse::<ReaderKind>().unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
         assert!(err.to_string().contains("\"fast\""), "{err}");
         assert!(
             err.to_string()
-                .contains("buffered, readahead, bufreader, unbuffered, byteloop"),
+                .contains("buffered, readahead, cached, bufreader, unbuffered, byteloop"),
             "{err}"
         );
     }

@@ -103,6 +103,7 @@ where
             ReaderKind::Unbuffered => RGBColor(214, 39, 40),
             ReaderKind::ByteLoop => RGBColor(44, 160, 44),
             ReaderKind::BufferedReadAhead => RGBColor(148, 103, 189),
+            ReaderKind::Cached => RGBColor(140, 86, 75),
         };
         // Windows smaller than the largest are drawn lighter and thinner.
         let largest =

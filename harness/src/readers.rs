@@ -1,11 +1,13 @@
 //! The readers a cell compares, as the harness drives them: one request at a time, each at an
 //! offset (the next one for sequential patterns, elsewhere for random ones), over a counted
-//! source ([`Readers::open`] opens one per task).
+//! source ([`Readers::open`] opens one per task). The cached reader's tasks share one block
+//! cache, and each counts the requests that reach the source under it.
 
 use std::future::Future;
 use std::io::{self, SeekFrom};
 
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead, StreamFetch};
+use async_buffered_input::source::{BlockCache, Cached};
 use async_buffered_input::AsyncBufferedInput;
 use tokio::io::{AsyncReadExt, AsyncSeekExt, BufReader};
 
@@ -16,6 +18,11 @@ use crate::sources::{BoxPositionalSource, BoxSource, Source};
 
 type Counted = CountingSource<BoxSource>;
 type CountedPositional = PositionalFetch<CountingPositionalSource<BoxPositionalSource>>;
+type CachedCounted = PositionalFetch<Cached<CountingPositionalSource<BoxPositionalSource>>>;
+
+/// The key the cached reader's tasks keep their blocks under: one cache per cell, holding one
+/// source, so any name will do as long as the tasks share it.
+const CACHE_KEY: &str = "cell";
 
 /// What the source under a reader saw (see [`CellReport`](crate::CellReport)'s `underlying_*`
 /// fields).
@@ -31,6 +38,16 @@ impl Counts {
         Self {
             reads: counted.reads(),
             seeks: counted.seeks(),
+            bytes: counted.bytes(),
+        }
+    }
+
+    /// Requests to a positional source, the requests that did not continue the previous one
+    /// (a positional source has no seeks), and the bytes it returned.
+    fn of_positional<S>(counted: &CountingPositionalSource<S>) -> Self {
+        Self {
+            reads: counted.requests(),
+            seeks: counted.jumps(),
             bytes: counted.bytes(),
         }
     }
@@ -65,6 +82,7 @@ macro_rules! each_reader {
         match $readers {
             $crate::readers::Readers::Buffered($r) => $body,
             $crate::readers::Readers::BufferedReadAhead($r) => $body,
+            $crate::readers::Readers::Cached($r) => $body,
             $crate::readers::Readers::BufReader($r) => $body,
             $crate::readers::Readers::Unbuffered($r) => $body,
             $crate::readers::Readers::ByteLoop($r) => $body,
@@ -77,6 +95,7 @@ pub(crate) use each_reader;
 pub(crate) enum Readers {
     Buffered(Vec<Buffered>),
     BufferedReadAhead(Vec<BufferedReadAhead>),
+    Cached(Vec<CachedReader>),
     BufReader(Vec<TokioBufReader>),
     Unbuffered(Vec<Unbuffered>),
     ByteLoop(Vec<ByteLoop>),
@@ -84,12 +103,15 @@ pub(crate) enum Readers {
 
 impl Readers {
     /// Opens `cell`'s reader for each task, over `source`, positioned at `starts[task]`
-    /// (outside the counts for the stream readers). The read-ahead readers share one
-    /// positional source, opened once, and learn its length now, before any clock starts.
+    /// (outside the counts for the stream readers). The read-ahead and cached readers share one
+    /// positional source, opened once, and learn its length now, before any clock starts; the
+    /// cached readers also share a new [`BlockCache`] of `cache_capacity` bytes in blocks of
+    /// the window's capacity.
     pub(crate) async fn open(
         cell: Cell,
         source: &Source,
         read_ahead: ReadAhead,
+        cache_capacity: u64,
         starts: &[u64],
     ) -> io::Result<Readers> {
         let capacity = || {
@@ -132,6 +154,27 @@ impl Readers {
                     readers.push(BufferedReadAhead(input));
                 }
                 Readers::BufferedReadAhead(readers)
+            }
+            ReaderKind::Cached => {
+                let shared = source.open_positional().await?;
+                let cache = BlockCache::with_block_size(cache_capacity, capacity()?);
+                let mut readers = Vec::with_capacity(starts.len());
+                for &start in starts {
+                    // Counted under the cache, one count per task, all with the same key: a
+                    // task's count is the block loads it made, and the sum what reached the
+                    // source.
+                    let counted = CountingPositionalSource::new(shared.clone());
+                    let cached = Cached::with_key(counted, cache.clone(), CACHE_KEY);
+                    let fetch = PositionalFetch::new(cached);
+                    let mut input = AsyncBufferedInput::try_with_capacity(capacity()?, fetch)?;
+                    input
+                        .length()
+                        .await
+                        .map_err(|e| context(e, format!("{cell}: cannot find the length")))?;
+                    input.seek_to(start);
+                    readers.push(CachedReader(input));
+                }
+                Readers::Cached(readers)
             }
             ReaderKind::BufReader => {
                 let mut readers = Vec::with_capacity(starts.len());
@@ -202,15 +245,34 @@ impl RequestReader for BufferedReadAhead {
         self.0.read_bytes(buf)
     }
 
-    /// Requests to the positional source, the requests that did not continue the previous one
-    /// (a positional source has no seeks), and the bytes it returned.
+    /// What reached the positional source (see [`Counts::of_positional`]).
     fn counts(&self) -> Counts {
-        let counted = self.0.fetch().get_ref();
-        Counts {
-            reads: counted.requests(),
-            seeks: counted.jumps(),
-            bytes: counted.bytes(),
+        Counts::of_positional(self.0.fetch().get_ref())
+    }
+}
+
+/// [`AsyncBufferedInput`] over a [`PositionalFetch`] without read-ahead over the counted
+/// positional source read through the cell's [`BlockCache`].
+pub(crate) struct CachedReader(AsyncBufferedInput<CachedCounted>);
+
+impl RequestReader for CachedReader {
+    #[inline]
+    fn read_at(
+        &mut self,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> impl Future<Output = io::Result<()>> + Send {
+        if self.0.position() != offset {
+            self.0.seek_to(offset);
         }
+        self.0.read_bytes(buf)
+    }
+
+    /// The block loads this task made of the positional source, under the cache (see
+    /// [`Counts::of_positional`]): the blocks it found cached, or loading for another task,
+    /// cost nothing.
+    fn counts(&self) -> Counts {
+        Counts::of_positional(self.0.fetch().get_ref().get_ref())
     }
 }
 

@@ -95,7 +95,8 @@ impl Report {
     /// `underlying_reads`, `underlying_seeks`, `underlying_bytes`,
     /// `bytes_fetched_per_byte_used` ([`CellReport::fetched_per_used`]), `verify_reads`, `checksum`
     /// (a hex string: JSON numbers lose 64-bit precision in many readers), `verified`,
-    /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `limit_bytes_per_second`,
+    /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `cache_capacity`,
+    /// `limit_bytes_per_second`,
     /// `ratio_to_limit`, `ratio_to_buffered`, `holds_pattern`, `reference_reads`,
     /// `repetitions`, `seed`.
     pub fn json(&self) -> Value {
@@ -128,7 +129,7 @@ impl Report {
             "underlying_seeks": null, "underlying_bytes": null,
             "bytes_fetched_per_byte_used": null, "verify_reads": null,
             "checksum": null, "verified": null, "mismatch": null, "error": null, "complete": null,
-            "budget_seconds": null, "read_ahead": null,
+            "budget_seconds": null, "read_ahead": null, "cache_capacity": null,
             "limit_bytes_per_second": source.limit.bytes_per_second(),
             "ratio_to_limit": null, "ratio_to_buffered": null, "holds_pattern": null,
             "reference_reads": source.reference_reads,
@@ -214,6 +215,7 @@ impl Report {
                         "chunk_size": ahead.chunk_size(),
                         "depth": ahead.depth(),
                     })),
+                    "cache_capacity": r.cache_capacity,
                     "ratio_to_limit": source.ratio_to_limit(r),
                     "ratio_to_buffered": source.ratio_to_buffered(r),
                 })
@@ -417,8 +419,10 @@ impl fmt::Display for LimitReport {
 /// [read-ahead reader](ReaderKind::BufferedReadAhead) reads the positional form of the
 /// source instead, and its counts come from a
 /// [`CountingPositionalSource`](crate::CountingPositionalSource): requests that reach the
-/// source, which is what a stream reader's reads are too (one request, one round trip). With
-/// several tasks, the counts are their sums.
+/// source, which is what a stream reader's reads are too (one request, one round trip). The
+/// [cached reader](ReaderKind::Cached)'s counts are taken under its block cache: the block
+/// loads that reached the source, not the lookups the cache answered. With several tasks, the
+/// counts are their sums.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct CellReport {
@@ -466,6 +470,10 @@ pub struct CellReport {
     pub complete: bool,
     /// The read-ahead of the read-ahead reader's cells; `None` for the other readers.
     pub read_ahead: Option<ReadAhead>,
+    /// The capacity in bytes of the block cache the
+    /// [cached reader](ReaderKind::Cached)'s tasks share (one per cell); `None` for the other
+    /// readers.
+    pub cache_capacity: Option<u64>,
 }
 
 impl CellReport {

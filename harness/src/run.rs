@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 
 use crate::error::{chain, context};
 use crate::limit::{time_limit, verify_limit, LimitTimed, LIMIT_READ};
-use crate::plan::{Cell, Plan};
+use crate::plan::{Cell, Plan, ReaderKind};
 use crate::readers::{each_reader, Counts, Readers, RequestReader};
 use crate::report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
 use crate::sources::Source;
@@ -144,6 +144,7 @@ impl Plan {
                         cell: cell.cell,
                         source: source.clone(),
                         read_ahead: self.read_ahead,
+                        cache_capacity: self.cache_capacity,
                         requests: Arc::clone(&cell.requests),
                         made: cell.tasks.iter().map(|t| t.made).collect(),
                         truth: truth.clone(),
@@ -261,8 +262,14 @@ impl Plan {
             // A cell that fails is reported as failed, and the run goes on: one reader a
             // backend refuses does not void the comparison.
             let measured = async {
-                let readers =
-                    Readers::open(cell, source, self.read_ahead, &requests.starts()).await?;
+                let readers = Readers::open(
+                    cell,
+                    source,
+                    self.read_ahead,
+                    self.cache_capacity,
+                    &requests.starts(),
+                )
+                .await?;
                 let (repetitions, seed) = (self.repetitions, self.seed);
                 each_reader!(readers, |readers| {
                     time_tasks(readers, &requests, repetitions, budget, seed).await
@@ -596,6 +603,7 @@ fn cell_report(
         budget: timed.budget,
         complete,
         read_ahead: cell.reader.uses_read_ahead().then_some(plan.read_ahead),
+        cache_capacity: (cell.reader == ReaderKind::Cached).then_some(plan.cache_capacity),
     }
 }
 

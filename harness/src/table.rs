@@ -190,6 +190,18 @@ impl Report {
                 ahead.depth()
             )?;
         }
+        if let Some(capacity) = cells().find_map(|r| r.cache_capacity) {
+            writeln!(
+                f,
+                "{} = AsyncBufferedInput over the source's positional reads, without read-ahead, \
+                 through one block cache of {} per cell shared by its tasks, in blocks of the \
+                 window's size, fresh in every cell: its src reads are the block loads that \
+                 reach the source. The first pass of a cell is cold; with --repeat N the later \
+                 ones are warm.",
+                ReaderKind::Cached.name(),
+                binary_size(capacity)
+            )?;
+        }
         writeln!(f)
     }
 

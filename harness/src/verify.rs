@@ -370,6 +370,7 @@ pub(crate) struct CellCheck {
     pub(crate) cell: Cell,
     pub(crate) source: Source,
     pub(crate) read_ahead: ReadAhead,
+    pub(crate) cache_capacity: u64,
     pub(crate) requests: Arc<Requests>,
     /// The requests each task made in the timed pass.
     pub(crate) made: Vec<u64>,
@@ -468,6 +469,7 @@ async fn verify_cell(check: CellCheck) -> io::Result<CellVerified> {
         cell,
         source,
         read_ahead,
+        cache_capacity,
         requests,
         made,
         truth,
@@ -475,7 +477,8 @@ async fn verify_cell(check: CellCheck) -> io::Result<CellVerified> {
     } = check;
     let verified = async {
         let starts = requests.starts();
-        let readers = Readers::open(cell, &source, read_ahead, &starts).await?;
+        // A cached reader's cache is new here too: the pass reads through it from cold.
+        let readers = Readers::open(cell, &source, read_ahead, cache_capacity, &starts).await?;
         let mut cursors = Vec::with_capacity(made.len());
         for _ in &made {
             cursors.push(truth.cursor(file_len).await?);

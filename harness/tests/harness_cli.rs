@@ -132,7 +132,7 @@ fn cells(rows: &[Value]) -> Vec<&Value> {
     rows.iter().filter(|r| r["row"] == "read").collect()
 }
 
-const FIELDS: [&str; 39] = [
+const FIELDS: [&str; 40] = [
     "source",
     "source_name",
     "file_len",
@@ -165,6 +165,7 @@ const FIELDS: [&str; 39] = [
     "complete",
     "budget_seconds",
     "read_ahead",
+    "cache_capacity",
     "limit_bytes_per_second",
     "ratio_to_limit",
     "ratio_to_buffered",
@@ -749,8 +750,18 @@ fn malformed_lists_and_values_are_refused() {
     assert_fails(
         &["--readers", "buffered,fast"],
         2,
-        "unknown reader \"fast\": expected one of buffered, readahead, bufreader, unbuffered, \
-         byteloop",
+        "unknown reader \"fast\": expected one of buffered, readahead, cached, bufreader, \
+         unbuffered, byteloop",
+    );
+    assert_fails(
+        &["--cache-capacity", "64MiB", "--readers", "buffered"],
+        1,
+        "--cache-capacity configures the cached reader, which --readers leaves out",
+    );
+    assert_fails(
+        &["--readers", "cached", "--cache-capacity", "16KiB"],
+        1,
+        "the cached reader's cache of 16 KiB cannot hold one block of a 64 KiB window",
     );
     assert_fails(&["--budget", "2"], 2, "needs a unit");
     // humantime reads "2 weeks"; a unit it does not know is still refused.

@@ -1,7 +1,9 @@
 //! The term-lookup workload (`Pattern::Terms`, `--pattern terms`): how it parses, that its
 //! requests are a pure function of the seed, that the Zipf-skewed hot regions dominate, that
 //! every request lies inside the file, and a small run over a temporary file whose every cell
-//! is verified, with its bytes fetched per byte used. No test asserts a speed.
+//! is verified, with its bytes fetched per byte used; the cached reader, whose tasks share a
+//! block cache, verified and making fewer source reads than the buffered reader. No test asserts
+//! a speed.
 
 use std::collections::HashMap;
 
@@ -272,4 +274,106 @@ async fn a_terms_run_over_a_file_verifies_every_lookup() {
     let source = &report.sources[0];
     assert!(!source.limit.holds_pattern);
     assert!(source.cells.iter().all(|r| r.complete && r.requests == 500));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cached_reader_verifies_lookups_and_saves_source_reads() {
+    let dir = temp_dir();
+    let path = dir.path().join("cached.bin");
+    // 2 MiB: 32 regions of 256 blocks of 8 KiB.
+    let len: u64 = 2 << 20;
+    let plan = Plan::new(Source::file(&path))
+        .write_first(len, 64 << 10)
+        .patterns([Pattern::Terms { s_milli: 1100 }])
+        .tasks([16])
+        .sizes([100, 300])
+        .capacities([8192])
+        .readers([ReaderKind::Buffered, ReaderKind::Cached])
+        .random_requests(3000)
+        .repetitions(2)
+        .seed(9);
+    let report = plan.run().await.unwrap();
+    assert!(report.verified(), "{report}");
+    assert!(report.failures().is_empty(), "{report}");
+    let source = &report.sources[0];
+    assert_eq!(source.cells.len(), 2 * 2);
+    for size in [100, 300] {
+        let buffered = source.get(ReaderKind::Buffered, size, Some(8192)).unwrap();
+        let cached = source.get(ReaderKind::Cached, size, Some(8192)).unwrap();
+        for r in [buffered, cached] {
+            assert!(r.complete, "{r}");
+            assert_eq!(r.mismatch, None, "{r}");
+            assert_eq!(r.requests, 2 * 3000, "{r}");
+        }
+        // The same lookups, the same bytes.
+        assert_eq!(cached.checksum, buffered.checksum, "{cached}");
+        assert_eq!(cached.cache_capacity, Some(Plan::DEFAULT_CACHE_CAPACITY));
+        assert_eq!(buffered.cache_capacity, None);
+        // Each task's window alone refills for nearly every lookup; the shared cache loads each
+        // block once (the file fits in it), at most every block of the file.
+        let blocks = len / 8192;
+        assert!(
+            cached.underlying_reads <= blocks,
+            "{cached}: {} block loads",
+            cached.underlying_reads
+        );
+        assert!(
+            cached.underlying_reads * 4 < buffered.underlying_reads,
+            "{cached}: {} source reads, the buffered reader {}",
+            cached.underlying_reads,
+            buffered.underlying_reads
+        );
+        assert!(
+            cached.underlying_bytes * 4 < buffered.underlying_bytes,
+            "{cached}"
+        );
+        // The verification pass reads through a cache of its own, cold, and still loads each
+        // block at most once.
+        assert!(cached.verify_reads <= blocks, "{cached}");
+        assert!(cached.verify_reads > 0, "{cached}");
+    }
+    let table = report.to_string();
+    assert!(table.contains("AsyncBufferedInput+cache"), "{table}");
+    assert!(table.contains("block cache of 256 MiB per cell"), "{table}");
+    let json = report.json();
+    let cached_rows: Vec<_> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["reader"] == "cached")
+        .collect();
+    assert_eq!(cached_rows.len(), 2);
+    for row in cached_rows {
+        assert_eq!(row["reader_name"], "AsyncBufferedInput+cache", "{row}");
+        assert_eq!(row["cache_capacity"], 256u64 << 20, "{row}");
+        assert_eq!(row["verified"], true, "{row}");
+    }
+}
+
+#[tokio::test]
+async fn the_cached_reader_needs_a_cache_that_holds_a_window() {
+    let plan = Plan::new(Source::memory(vec![1u8; 100_000]))
+        .patterns([Pattern::Terms { s_milli: 1100 }])
+        .sizes([100])
+        .capacities([8192, 65536])
+        .readers([ReaderKind::Cached])
+        .cache_capacity(32 << 10);
+    let err = plan.validate().unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(
+        err.to_string()
+            .contains("cache of 32 KiB cannot hold one block of a 64 KiB window"),
+        "{err}"
+    );
+    // Over memory, with one task, a small cache: every lookup is still verified.
+    let report = plan
+        .capacities([8192])
+        .random_requests(500)
+        .run()
+        .await
+        .unwrap();
+    assert!(report.verified(), "{report}");
+    let r = &report.sources[0].cells[0];
+    assert!(r.complete && r.requests == 500, "{r}");
+    assert_eq!(r.cache_capacity, Some(32 << 10));
 }
