@@ -394,17 +394,23 @@ impl Plan {
         if file_len == 0 || cell.read_size == 0 || cell.tasks == 0 {
             return vec![Vec::new(); cell.tasks];
         }
-        let requests = Requests::new(
+        let requests = self.requests_of(cell, file_len);
+        (0..cell.tasks)
+            .map(|task| requests.walk(task).collect())
+            .collect()
+    }
+
+    /// The seeded requests of `cell` over a file of `file_len` bytes: what its timed pass and
+    /// its verification make.
+    pub(crate) fn requests_of(&self, cell: &Cell, file_len: u64) -> Requests {
+        Requests::new(
             cell.pattern,
             file_len,
             cell.read_size,
             self.seed,
             self.random_requests,
             cell.tasks,
-        );
-        (0..cell.tasks)
-            .map(|task| requests.walk(task).collect())
-            .collect()
+        )
     }
 
     /// Checks the plan without doing any I/O.

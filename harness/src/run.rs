@@ -251,14 +251,7 @@ impl Plan {
                 cell,
                 budget,
             });
-            let requests = Arc::new(Requests::new(
-                cell.pattern,
-                file_len,
-                cell.read_size,
-                self.seed,
-                self.random_requests,
-                cell.tasks,
-            ));
+            let requests = Arc::new(self.requests_of(&cell, file_len));
             // A cell that fails is reported as failed, and the run goes on: one reader a
             // backend refuses does not void the comparison.
             let measured = async {
