@@ -173,20 +173,74 @@ async fn one_huge_read_of_a_cached_file_lets_other_tasks_run() {
     );
 }
 
+/// A file holding `data` with none of it in the page cache, and its (removed) path.
+///
+/// The bytes are written with `O_DIRECT` where the file system takes it (ext4, xfs, btrfs), so
+/// they never enter the page cache; elsewhere they are written, synced and dropped with
+/// `fadvise(DONTNEED)`. Eviction is best effort in the kernel (a page another CPU still holds a
+/// reference to stays), so dropping is repeated until a read at hand of the file's last page
+/// finds nothing. That probe starts the kernel's readahead only there, at the end, never
+/// where the test reads first.
+async fn uncached_file(data: &[u8]) -> FileSource {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    const PAGE: usize = 4096;
+    assert!(
+        data.len() >= PAGE && data.len() % PAGE == 0,
+        "whole pages only"
+    );
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "abi-uncached-{}-{}.bin",
+        std::process::id(),
+        data.len()
+    ));
+    let direct = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path);
+    match direct {
+        Ok(file) => {
+            // O_DIRECT wants page-aligned memory: copy through an aligned 1 MiB window.
+            let mut scratch = vec![0u8; (1 << 20) + PAGE];
+            let skip = scratch.as_ptr().align_offset(PAGE);
+            let aligned = &mut scratch[skip..skip + (1 << 20)];
+            for (i, chunk) in data.chunks(1 << 20).enumerate() {
+                aligned[..chunk.len()].copy_from_slice(chunk);
+                file.write_all_at(&aligned[..chunk.len()], (i << 20) as u64)
+                    .unwrap_or_else(|e| panic!("O_DIRECT write of {}: {e}", path.display()));
+            }
+            file.sync_all().unwrap();
+        }
+        Err(_) => {
+            std::fs::write(&path, data).unwrap();
+        }
+    }
+    let file = std::fs::File::open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    file.sync_all().unwrap();
+    let advised = file.try_clone().unwrap();
+    let source = FileSource::from_std(file, &path);
+    let last = (data.len() - PAGE) as u64;
+    let mut probe = [0u8; PAGE];
+    for _ in 0..50 {
+        rustix::fs::fadvise(&advised, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+        if source.try_read_at(last, &mut probe) == 0 {
+            return source;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!(
+        "the test file stays in the page cache after O_DIRECT writes and 50 fadvise(DONTNEED): \
+         is {} on tmpfs?",
+        env!("CARGO_TARGET_TMPDIR")
+    );
+}
+
 #[tokio::test]
 async fn an_evicted_file_goes_to_the_blocking_pool_then_reads_at_once() {
     let data = pattern_vec(4 << 20);
-    let (file, path) = temp_std_file(&data);
-    file.sync_all().unwrap();
-    rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
-    let source = FileSource::from_std(file, path);
-    let mut probe = [0u8; 4096];
-    assert_eq!(
-        source.try_read_at(2 << 20, &mut probe),
-        0,
-        "fadvise(DONTNEED) left the test file in the page cache: is {} on tmpfs?",
-        env!("CARGO_TARGET_TMPDIR")
-    );
+    let source = uncached_file(&data).await;
 
     let counted = Arc::new(CountingPositional::new(source));
     let fetch =

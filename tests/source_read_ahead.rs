@@ -435,7 +435,6 @@ async fn slow_link_is_deterministic() {
     let a = timed_read(1 << 20, 100, Some(ReadAhead::default())).await;
     let b = timed_read(1 << 20, 100, Some(ReadAhead::default())).await;
     assert_eq!(a, b);
-    // 8 KiB plain requests: each costs 2 ms + 8192 bytes at 100 MB/s.
     // 8 KiB plain requests: each costs 2 ms + 8192 bytes at 100 MB/s, and waits for tokio's
     // timer, whose resolution is 1 ms.
     let plain = timed_read(1 << 20, 8192, None).await;
