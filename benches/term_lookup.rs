@@ -503,7 +503,6 @@ async fn run() -> io::Result<bool> {
         budget,
     )
     .await?;
-    cache.run_pending_tasks().await;
     let after_cold = cache.stats();
     passes.push(cold);
     let warm = pass(
@@ -516,7 +515,6 @@ async fn run() -> io::Result<bool> {
         budget,
     )
     .await?;
-    cache.run_pending_tasks().await;
     let after_warm = cache.stats();
     passes.push(warm);
     // The same warm lookups with no task yielding its thread while its reads are ready.

@@ -295,7 +295,7 @@ async fn ten_thousand_inputs_and_a_block_cache_share_one_budget() {
     const CAPACITY: isize = 4096;
     // The inputs' structs and the Vec holding them, as in the test above.
     const PER_INPUT: isize = 2048;
-    // moka's own entry (key, node, frequency sketch share) for each block it keeps.
+    // The cache's own entry (key, slot, links, a ghost's share) for each block it keeps.
     const PER_BLOCK: isize = 512;
     let byte = |at: u64| (at * 7 % 251) as u8;
     let data: Vec<u8> = (0..LEN).map(byte).collect();

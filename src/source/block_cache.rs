@@ -2,14 +2,13 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::{poll_fn, Future};
 use std::io;
-use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll, Waker};
+use std::task::Poll;
 
 use bytes::{Bytes, BytesMut};
-use moka::future::Cache;
-use moka::notification::RemovalCause;
+use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
 
 use super::PositionalSource;
 use crate::fetch::memory_budget::Reservation;
@@ -24,20 +23,21 @@ use crate::fetch::MemoryBudget;
 /// [`Cached::new`]) and its number, so inputs over the same source, their clones and slices, and
 /// several `Cached` over the same file all share its blocks.
 ///
-/// The cache is [moka](https://docs.rs/moka)'s `future::Cache`: a block weighs its length in
-/// bytes and the blocks held weigh at most the capacity (after moka's maintenance, which runs
-/// as the cache is used, or at once with [`run_pending_tasks`](Self::run_pending_tasks)); which
-/// blocks stay is decided by TinyLFU, which keeps the blocks read often and can turn a new
-/// block away rather than evict a more popular one (a scan does not flush the cache).
-/// Concurrent misses on one block are coalesced into one source request (single-flight).
+/// The cache is [quick_cache](https://docs.rs/quick_cache)'s sharded `sync::Cache`: a block
+/// weighs its length in bytes and the blocks held weigh at most the capacity, at every moment
+/// (a block is evicted in the insert that needs its room). Which blocks stay is decided by
+/// CLOCK-PRO with ghost entries: a new block enters a small cold queue and stays only if it is
+/// read again, and blocks read again recently are kept in preference (a scan does not flush
+/// the cache). A hit takes a shard's read lock and sets a flag; no hit pays for another's
+/// bookkeeping. Concurrent misses on one block are coalesced into one source request
+/// (single-flight).
 ///
 /// # Memory
 ///
 /// The blocks held weigh at most the capacity. A cache made
 /// [`with_budget`](Self::with_budget) also takes every block it keeps from a [`MemoryBudget`],
-/// the one the inputs' read-ahead draws on, and gives it back when moka drops the block after
-/// evicting it (at its next maintenance): so the
-/// read-ahead of every input and the cached blocks together stay under one bound. A block read
+/// the one the inputs' read-ahead draws on, and gives it back when it evicts the block (and no
+/// reader holds on to its bytes): so the read-ahead of every input and the cached blocks together stay under one bound. A block read
 /// while the budget is full is handed to the readers that wanted it and not kept
 /// ([`BlockCacheStats::unbudgeted`]).
 ///
@@ -62,8 +62,11 @@ pub struct BlockCache {
     shared: Arc<Shared>,
 }
 
+/// The blocks, by key, with their weights and evictions counted.
+type Blocks = quick_cache::sync::Cache<BlockKey, Slot, BlockWeight, DefaultHashBuilder, Evictions>;
+
 struct Shared {
-    blocks: Cache<BlockKey, Block>,
+    blocks: Blocks,
     block_size: usize,
     capacity: u64,
     // What every kept block reserves its bytes from, if the cache was made with one.
@@ -89,10 +92,9 @@ pub struct BlockCacheStats {
     /// Blocks dropped to keep within the capacity, including new blocks the cache turned away.
     /// Replacements and removals asked for are not counted.
     pub evictions: u64,
-    /// Bytes the blocks held weigh: at most the capacity once moka's pending maintenance has run
-    /// (see [`BlockCache::run_pending_tasks`]); between runs it can be a little over.
+    /// Bytes the blocks held weigh: at most the capacity.
     pub bytes: u64,
-    /// Blocks held (with the same lag as `bytes`).
+    /// Blocks held.
     pub blocks: u64,
     /// Blocks read from a source and handed to their readers but not kept, because the cache's
     /// [`MemoryBudget`] had no room for them (see [`BlockCache::with_budget`]).
@@ -115,6 +117,25 @@ struct Block {
     bytes: Bytes,
     _held: Option<Arc<Reservation>>,
 }
+
+/// What the cache holds under a block's key: a kept block, or the outcome of a load that
+/// produced nothing to keep (an error, the end of the source, a block the budget had no room
+/// for). The second is handed to the readers that waited for the load and never kept: it
+/// weighs more than any shard can hold, so the cache turns it away.
+#[derive(Clone)]
+enum Slot {
+    Kept(Block),
+    Passed(Arc<LoadError>),
+}
+
+/// Weighs a kept block by its length (at least 1: an empty block is never kept) and anything
+/// else as too heavy to keep.
+#[derive(Clone)]
+struct BlockWeight;
+
+/// Counts the kept blocks the cache evicts or turns away.
+#[derive(Clone)]
+struct Evictions(Arc<Counters>);
 
 /// A block of a source: the source's key and the block's number.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -168,8 +189,7 @@ impl BlockCache {
     ///
     /// # Panics
     ///
-    /// If `capacity` or `block_size` is 0, or `block_size` is over `u32::MAX` (moka weighs
-    /// entries with a `u32`).
+    /// If `capacity` or `block_size` is 0.
     pub fn with_block_size(capacity: u64, block_size: usize) -> Self {
         Self::build(capacity, block_size, None)
     }
@@ -221,22 +241,18 @@ impl BlockCache {
             block_size > 0,
             "a BlockCache needs a block size of at least 1 byte"
         );
-        assert!(
-            u32::try_from(block_size).is_ok(),
-            "a BlockCache's block size is at most u32::MAX bytes, not {block_size}"
-        );
         let counters = Arc::new(Counters::default());
-        let evictions = Arc::clone(&counters);
-        let blocks = Cache::builder()
-            .max_capacity(capacity)
-            // A block is at most `block_size` long, which fits in a u32 (checked above).
-            .weigher(|_key: &BlockKey, block: &Block| block.bytes.len() as u32)
-            .eviction_listener(move |_key, _block, cause| {
-                if cause == RemovalCause::Size {
-                    evictions.evictions.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-            .build();
+        let blocks = Blocks::with_options(
+            cache_options(capacity, block_size),
+            BlockWeight,
+            DefaultHashBuilder::default(),
+            Evictions(Arc::clone(&counters)),
+        );
+        debug_assert!(
+            blocks.capacity() <= capacity,
+            "{} shards",
+            blocks.num_shards()
+        );
         Self {
             shared: Arc::new(Shared {
                 blocks,
@@ -267,18 +283,10 @@ impl BlockCache {
             misses: c.misses.load(Ordering::Relaxed),
             coalesced: c.coalesced.load(Ordering::Relaxed),
             evictions: c.evictions.load(Ordering::Relaxed),
-            bytes: self.shared.blocks.weighted_size(),
-            blocks: self.shared.blocks.entry_count(),
+            bytes: self.shared.blocks.weight(),
+            blocks: self.shared.blocks.len() as u64,
             unbudgeted: c.unbudgeted.load(Ordering::Relaxed),
         }
-    }
-
-    /// Runs moka's pending maintenance now: evictions to get back within the capacity, and the
-    /// updates of [`stats`](Self::stats)'s `bytes` and `blocks`.
-    ///
-    /// The cache runs it on its own as it is used; call this to see exact numbers.
-    pub async fn run_pending_tasks(&self) {
-        self.shared.blocks.run_pending_tasks().await;
     }
 
     /// A key no other source of this cache has.
@@ -433,37 +441,47 @@ impl<S: PositionalSource> Cached<S> {
     /// Empty at or past the end of the source.
     async fn block(&self, index: u64) -> io::Result<Bytes> {
         let key = self.block_key(index);
-        // Only to tell a hit from a wait for another reader's request (not a read for moka's
-        // popularity estimate: `try_get_with` makes that one).
-        let held = self.cache.shared.blocks.contains_key(&key);
-        let loaded = AtomicBool::new(false);
-        let load = async {
-            loaded.store(true, Ordering::Relaxed);
-            self.load(index).await
-        };
-        let block = match self.cache.shared.blocks.try_get_with(key, load).await {
-            Ok(block) => block.bytes,
-            Err(e) => {
-                let block = match Arc::try_unwrap(e) {
-                    Ok(LoadError::PastEnd) => return Ok(Bytes::new()),
-                    Ok(LoadError::Source(e)) => return Err(e),
-                    Ok(LoadError::NoBudget(block)) => block,
-                    Err(shared) => match &*shared {
-                        LoadError::PastEnd => return Ok(Bytes::new()),
-                        LoadError::NoBudget(block) => block.clone(),
-                        LoadError::Source(e) => {
-                            return Err(io::Error::new(e.kind(), SharedError(shared)))
-                        }
-                    },
-                };
-                self.saw_block(index, &block);
-                return Ok(block);
+        let blocks = &self.cache.shared.blocks;
+        let c = self.cache.counters();
+        let slot = if let Some(slot) = blocks.get(&key) {
+            bump(&c.hits);
+            slot
+        } else {
+            match blocks.get_value_or_guard_async(&key).await {
+                // Another reader's load, waited for (or one that landed in between).
+                Ok(slot) => {
+                    bump(&c.coalesced);
+                    slot
+                }
+                // This reader loads it. If this future is dropped first, so is the guard, and
+                // a waiting reader takes over.
+                Err(guard) => {
+                    let slot = match self.load(index).await {
+                        Ok(block) => Slot::Kept(block),
+                        Err(e) => Slot::Passed(Arc::new(e)),
+                    };
+                    // Hands the slot to the waiting readers; kept only if it is a block.
+                    let _ = guard.insert(slot.clone());
+                    slot
+                }
             }
         };
-        if !loaded.load(Ordering::Relaxed) {
-            let c = self.cache.counters();
-            bump(if held { &c.hits } else { &c.coalesced });
-        }
+        let block = match slot {
+            Slot::Kept(block) => block.bytes,
+            Slot::Passed(outcome) => match Arc::try_unwrap(outcome) {
+                // No waiter holds it any more: the source's own error.
+                Ok(LoadError::Source(e)) => return Err(e),
+                Ok(LoadError::PastEnd) => return Ok(Bytes::new()),
+                Ok(LoadError::NoBudget(block)) => block,
+                Err(shared) => match &*shared {
+                    LoadError::PastEnd => return Ok(Bytes::new()),
+                    LoadError::NoBudget(block) => block.clone(),
+                    LoadError::Source(e) => {
+                        return Err(io::Error::new(e.kind(), SharedError(shared)))
+                    }
+                },
+            },
+        };
         self.saw_block(index, &block);
         Ok(block)
     }
@@ -560,15 +578,45 @@ fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
-/// The output of `future` if it is ready at its first poll; else `None` (and it is dropped).
-fn now_or_never<F: Future>(future: F) -> Option<F::Output> {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => Some(output),
-        Poll::Pending => None,
+/// The cache's options: `capacity` split evenly over shards that each hold at least 32
+/// blocks (or one shard), so that a block is a small part of its shard and the shards together
+/// hold at most `capacity`.
+fn cache_options(capacity: u64, block_size: usize) -> quick_cache::Options {
+    let blocks = (capacity / block_size as u64).max(1);
+    let parallelism = std::thread::available_parallelism().map_or(1, usize::from) as u64;
+    let mut shards = (4 * parallelism).next_power_of_two();
+    while shards > 1 && blocks / shards < 32 {
+        shards /= 2;
+    }
+    OptionsBuilder::new()
+        .shards(shards as usize)
+        .estimated_items_capacity(blocks as usize)
+        // Rounded down to whole shards: quick_cache gives each shard an equal part, rounded up.
+        .weight_capacity(capacity - capacity % shards)
+        .build()
+        .expect("BlockCache: valid cache options")
+}
+
+impl Weighter<BlockKey, Slot> for BlockWeight {
+    fn weight(&self, _key: &BlockKey, slot: &Slot) -> u64 {
+        match slot {
+            Slot::Kept(block) => block.bytes.len() as u64,
+            Slot::Passed(_) => u64::MAX,
+        }
+    }
+}
+
+impl Lifecycle<BlockKey, Slot> for Evictions {
+    type RequestState = ();
+
+    fn begin_request(&self) -> Self::RequestState {}
+
+    fn on_evict(&self, _state: &mut (), _key: BlockKey, slot: Slot) {
+        // Dropping the slot gives its bytes back to the budget (unless a reader still holds
+        // a copy of the block's handle).
+        if let Slot::Kept(_) = slot {
+            bump(&self.0.evictions);
+        }
     }
 }
 
@@ -648,8 +696,7 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
             let at = offset.saturating_add(filled as u64);
             let index = at / bs;
             let key = self.block_key(index);
-            let Some(Some(Block { bytes: block, .. })) =
-                now_or_never(self.cache.shared.blocks.get(&key))
+            let Some(Slot::Kept(Block { bytes: block, .. })) = self.cache.shared.blocks.get(&key)
             else {
                 break;
             };
@@ -778,9 +825,6 @@ mod tests {
         let source = Cached::new(MemorySource::new(data(64 * 8)), cache.clone());
         for block in 0..8u64 {
             source.read_at(block * 64, 64).await.unwrap();
-            // moka drops an evicted block at the maintenance after the one that evicted it.
-            cache.run_pending_tasks().await;
-            cache.run_pending_tasks().await;
             let stats = cache.stats();
             assert!(stats.bytes <= 128, "{stats:?}");
             assert_eq!(budget.used() as u64, stats.bytes, "{stats:?}");
