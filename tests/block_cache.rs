@@ -624,6 +624,51 @@ async fn the_byte_bound_holds() {
     assert!(stats.evictions > 1000, "{stats:?}");
 }
 
+/// Blocks read again survive a scan: in a full cache, a hot set read a few times, then a single
+/// pass over 16 times the capacity of other blocks, then the hot set again: nearly all of it is
+/// still held. (An LRU would have lost all of it.)
+#[tokio::test]
+async fn a_scan_does_not_flush_the_blocks_read_again() {
+    const BLOCK: usize = 1024;
+    const CAPACITY: u64 = 64 * BLOCK as u64;
+    const HOT: u64 = 24;
+    let data = pattern_vec(2 << 20);
+    let cache = BlockCache::with_block_size(CAPACITY, BLOCK);
+    let source = Cached::new(MemorySource::new(data.clone()), cache.clone());
+    assert_eq!(source.len().await.unwrap(), data.len() as u64);
+    // The cache full of blocks read once, then the hot set, new to it, read three times. Its
+    // first reads land in the small cold part and are pushed out before the second (which
+    // finds their ghosts and keeps them as hot); the third finds them all.
+    for b in 1500..1564 {
+        source.read_at(b * BLOCK as u64, 10).await.unwrap();
+    }
+    let mut misses = Vec::new();
+    for _ in 0..3 {
+        let before = cache.stats().misses;
+        for b in 0..HOT {
+            source.read_at(b * BLOCK as u64, 10).await.unwrap();
+        }
+        misses.push(cache.stats().misses - before);
+    }
+    assert_eq!(misses[0], HOT, "{misses:?}");
+    assert_eq!(misses[2], 0, "{misses:?}");
+    for b in HOT..HOT + 1024 {
+        let got = source.read_at(b * BLOCK as u64, BLOCK).await.unwrap();
+        assert_bytes(&got, expected(&data, b * BLOCK as u64, BLOCK), b, "scan");
+    }
+    let before = cache.stats();
+    assert!(before.bytes <= CAPACITY, "{before:?}");
+    for b in 0..HOT {
+        source.read_at(b * BLOCK as u64, 10).await.unwrap();
+    }
+    let lost = cache.stats().misses - before.misses;
+    assert!(
+        lost <= HOT / 8,
+        "the scan evicted {lost} of the {HOT} hot blocks: {:?}",
+        cache.stats()
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The public types
 // ---------------------------------------------------------------------------------------------

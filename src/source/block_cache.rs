@@ -25,10 +25,10 @@ use crate::fetch::MemoryBudget;
 ///
 /// The cache is [quick_cache](https://docs.rs/quick_cache)'s sharded `sync::Cache`: a block
 /// weighs its length in bytes and the blocks held weigh at most the capacity, at every moment
-/// (a block is evicted in the insert that needs its room). Which blocks stay is decided by
-/// CLOCK-PRO with ghost entries: a new block enters a small cold queue and stays only if it is
-/// read again, and blocks read again recently are kept in preference (a scan does not flush
-/// the cache). A hit takes a shard's read lock and sets a flag; no hit pays for another's
+/// (a block is evicted in the insert that needs its room). Which blocks stay is decided by a
+/// CLOCK-PRO-like policy with ghost entries: once the cache is full, a new block enters a small
+/// cold part (3% of the capacity) and moves to the hot part only if it is read again while
+/// there, or if it was evicted not long ago; so a scan does not flush the cache. A hit takes a shard's read lock and sets a flag; no hit pays for another's
 /// bookkeeping. Concurrent misses on one block are coalesced into one source request
 /// (single-flight).
 ///
@@ -36,10 +36,10 @@ use crate::fetch::MemoryBudget;
 ///
 /// The blocks held weigh at most the capacity. A cache made
 /// [`with_budget`](Self::with_budget) also takes every block it keeps from a [`MemoryBudget`],
-/// the one the inputs' read-ahead draws on, and gives it back when it evicts the block (and no
-/// reader holds on to its bytes): so the read-ahead of every input and the cached blocks together stay under one bound. A block read
-/// while the budget is full is handed to the readers that wanted it and not kept
-/// ([`BlockCacheStats::unbudgeted`]).
+/// the one the inputs' read-ahead draws on, and gives it back in the insert that evicts the
+/// block: so the read-ahead of every input and the cached blocks together stay under one
+/// bound. A block read while the budget is full is handed to the readers that wanted it and
+/// not kept ([`BlockCacheStats::unbudgeted`]).
 ///
 /// # Examples
 ///
