@@ -630,16 +630,16 @@ async fn the_byte_bound_holds() {
 #[tokio::test]
 async fn a_scan_does_not_flush_the_blocks_read_again() {
     const BLOCK: usize = 1024;
-    const CAPACITY: u64 = 64 * BLOCK as u64;
-    const HOT: u64 = 24;
-    let data = pattern_vec(2 << 20);
+    const CAPACITY: u64 = 1024 * BLOCK as u64;
+    const HOT: u64 = 64;
+    let data = pattern_vec(20 << 20);
     let cache = BlockCache::with_block_size(CAPACITY, BLOCK);
     let source = Cached::new(MemorySource::new(data.clone()), cache.clone());
     assert_eq!(source.len().await.unwrap(), data.len() as u64);
     // The cache full of blocks read once, then the hot set, new to it, read three times. Its
     // first reads land in the small cold part and are pushed out before the second (which
     // finds their ghosts and keeps them as hot); the third finds them all.
-    for b in 1500..1564 {
+    for b in 18_000..19_024 {
         source.read_at(b * BLOCK as u64, 10).await.unwrap();
     }
     let mut misses = Vec::new();
@@ -652,7 +652,7 @@ async fn a_scan_does_not_flush_the_blocks_read_again() {
     }
     assert_eq!(misses[0], HOT, "{misses:?}");
     assert_eq!(misses[2], 0, "{misses:?}");
-    for b in HOT..HOT + 1024 {
+    for b in HOT..HOT + 16 * 1024 {
         let got = source.read_at(b * BLOCK as u64, BLOCK).await.unwrap();
         assert_bytes(&got, expected(&data, b * BLOCK as u64, BLOCK), b, "scan");
     }
