@@ -669,6 +669,7 @@ trait DynPositional: Send + Sync + 'static {
     fn dyn_len(&self) -> Pin<Box<dyn Future<Output = io::Result<u64>> + Send + '_>>;
     fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize;
     fn dyn_resource(&self) -> Option<String>;
+    fn dyn_description(&self) -> String;
     fn dyn_release_buffers(&self);
 }
 
@@ -691,6 +692,10 @@ impl<S: PositionalSource> DynPositional for S {
 
     fn dyn_resource(&self) -> Option<String> {
         self.resource()
+    }
+
+    fn dyn_description(&self) -> String {
+        self.description()
     }
 
     fn dyn_release_buffers(&self) {
@@ -717,6 +722,11 @@ impl PositionalSource for BoxPositionalSource {
     /// The boxed source's `resource`.
     fn resource(&self) -> Option<String> {
         self.inner.dyn_resource()
+    }
+
+    /// The boxed source's `description`.
+    fn description(&self) -> String {
+        self.inner.dyn_description()
     }
 
     /// The boxed source's `release_buffers`.
@@ -893,6 +903,15 @@ fn file_url_path(text: &str, url: &Url) -> io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_boxed_source_keeps_its_name_and_description() {
+        let memory = async_buffered_input::source::MemorySource::new(vec![0u8; 10]);
+        let boxed = BoxPositionalSource::new(memory.clone());
+        assert_eq!(boxed.description(), memory.description());
+        assert_eq!(boxed.description(), "memory (10 bytes)");
+        assert_eq!(boxed.resource(), None);
+    }
 
     fn path_of(text: &str) -> io::Result<PathBuf> {
         match Source::from_url(text)?.path() {
