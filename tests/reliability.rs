@@ -17,6 +17,10 @@ struct Flaky {
     cursor: Cursor<Vec<u8>>,
     seek_pending: bool,
     fail_at: Option<u64>,
+    // Seeks further than this are refused in `poll_complete` with `InvalidInput`, as an
+    // operating system refuses a seek past its largest file; the cursor stays where it was.
+    refuse_past: Option<u64>,
+    before_seek: u64,
 }
 
 impl Flaky {
@@ -25,6 +29,8 @@ impl Flaky {
             cursor: Cursor::new(data),
             seek_pending: false,
             fail_at: None,
+            refuse_past: None,
+            before_seek: 0,
         }
     }
 
@@ -55,6 +61,7 @@ impl AsyncSeek for Flaky {
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let me = self.get_mut();
         me.seek_pending = true;
+        me.before_seek = me.cursor.position();
         Pin::new(&mut me.cursor).start_seek(position)
     }
 
@@ -63,6 +70,17 @@ impl AsyncSeek for Flaky {
         if std::mem::take(&mut me.seek_pending) {
             cx.waker().wake_by_ref();
             return Poll::Pending;
+        }
+        if me
+            .refuse_past
+            .is_some_and(|limit| me.cursor.position() > limit)
+        {
+            let target = me.cursor.position();
+            me.cursor.set_position(me.before_seek);
+            return Poll::Ready(Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("seek to {target}: past the largest file"),
+            )));
         }
         Pin::new(&mut me.cursor).poll_complete(cx)
     }
@@ -239,4 +257,27 @@ async fn far_past_the_end_of_a_file_is_the_end() {
         input.read_bytes(&mut two).await.unwrap();
         assert_eq!(two, data(100)[98..]);
     }
+}
+
+/// Finding (fuzzing, `ops`): a read far past the end dropped while its seek was in flight, then
+/// `get_mut()`: the next read failed with that abandoned seek's refusal (`InvalidInput`, "past
+/// the largest file") instead of reaching the end. An abandoned seek's outcome is not trusted,
+/// its failure included: the next fetch seeks anew.
+#[tokio::test]
+async fn an_abandoned_seek_that_fails_does_not_fail_the_next_read() {
+    let mut stream = Flaky::new(data(100));
+    stream.refuse_past = Some(164);
+    let mut input = AsyncBufferedInput::with_capacity(8, stream);
+    input.seek_to(1 << 33);
+    poll_once_and_drop(input.read_byte()); // the seek to 2^33 is in flight
+    let _ = input.get_mut(); // the seek is abandoned
+    input.seek_to((1 << 33) + 10);
+    let e = input.read_bytes(&mut [0; 23]).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
+    assert_eq!(payload(&e).position(), (1 << 33) + 10, "{e}");
+    assert_eq!(input.position(), (1 << 33) + 10);
+    input.seek_to(90);
+    let mut buf = [0u8; 10];
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_eq!(buf[..], data(100)[90..]);
 }

@@ -105,15 +105,20 @@ impl<R: AsyncRead + AsyncSeek + Unpin> StreamFetch<R> {
         self.cursor = Cursor::Unknown;
         let landed = match landed {
             Ok(landed) => landed,
-            Err(e) => {
-                if let Seek::To(target) = seek {
-                    if e.kind() == io::ErrorKind::InvalidInput && self.length.is_none() {
-                        self.refused = Some((target, e));
-                        return Poll::Ready(Ok(()));
-                    }
+            Err(e) => match seek {
+                // Refused: answered by the length, if the fetch that wanted it asks again.
+                Seek::To(target)
+                    if e.kind() == io::ErrorKind::InvalidInput && self.length.is_none() =>
+                {
+                    self.refused = Some((target, e));
+                    return Poll::Ready(Ok(()));
                 }
-                return Poll::Ready(Err(e));
-            }
+                // Started for a fetch that is gone, before the stream was handed out: its
+                // outcome is not trusted, a failure no more than a success. The cursor is
+                // unknown and the next fetch seeks anew.
+                Seek::Abandoned => return Poll::Ready(Ok(())),
+                Seek::To(_) | Seek::End => return Poll::Ready(Err(e)),
+            },
         };
         match seek {
             Seek::To(_) => self.cursor = Cursor::At(landed),
