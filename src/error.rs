@@ -12,9 +12,12 @@ use std::sync::Arc;
 /// happened (`UnexpectedEof` for a read past the end, `InvalidData` for malformed encodings,
 /// `InvalidInput` for a request no data could satisfy, the source's own kind for source
 /// failures) and whose payload is an `InputError` naming the operation, the position it started
-/// at, and the lengths involved. A source failure is the error's
-/// [`source()`](StdError::source), not part of its message, so reporters that walk the chain
-/// (`anyhow`, `eyre`) print each cause once. Reach the payload with [`io::Error::get_ref`] and
+/// at, and the lengths involved. A source failure ends the message with the source's own
+/// text (`…: open idx/_0.si: No such file or directory (os error 2)`), so the error says why
+/// in one line when printed with `{}`; it is not also the error's
+/// [`source()`](StdError::source) (which is `None`), so reporters that walk the chain
+/// (`anyhow`, `eyre`) print the cause once. The source's error itself, with its kind, is
+/// [`cause`](Self::cause). Reach the payload with [`io::Error::get_ref`] and
 /// [`downcast_ref`](https://doc.rust-lang.org/std/error/trait.Error.html#method.downcast_ref):
 ///
 /// ```
@@ -36,7 +39,6 @@ use std::sync::Arc;
 /// assert_eq!(input.position(), 0); // nothing was consumed
 /// # }
 /// ```
-#[derive(Debug)]
 pub struct InputError {
     resource: Option<Arc<str>>,
     op: &'static str,
@@ -91,6 +93,13 @@ impl InputError {
     pub fn available(&self) -> Option<u64> {
         self.available
     }
+
+    /// For a failure of the source: its error, with its own kind and payload (the message of
+    /// this error ends with its text). `None` for the input's own errors (past the end,
+    /// malformed data, an invalid request).
+    pub fn cause(&self) -> Option<&io::Error> {
+        self.source.as_ref()
+    }
 }
 
 /// "1 byte", "2 bytes".
@@ -127,18 +136,37 @@ impl fmt::Display for InputError {
         if let Some(detail) = &self.detail {
             write!(f, ": {detail}")?;
         }
-        if self.source.is_some() {
-            f.write_str(" failed in the source")?;
+        if let Some(cause) = &self.source {
+            write!(f, " failed: {cause}")?;
         }
         Ok(())
     }
 }
 
-impl StdError for InputError {
-    fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.source.as_ref().map(|e| e as &(dyn StdError + 'static))
+/// The message, in quotes (`InputError("…")`), so that `?` from `main` prints one readable
+/// line; `{:#?}` shows every field, the cause's own `Debug` included.
+impl fmt::Debug for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            f.debug_struct("InputError")
+                .field("resource", &self.resource)
+                .field("op", &self.op)
+                .field("position", &self.position)
+                .field("amount", &self.amount)
+                .field("available", &self.available)
+                .field("detail", &self.detail)
+                .field("cause", &self.source)
+                .finish()
+        } else {
+            f.debug_tuple("InputError")
+                .field(&self.to_string())
+                .finish()
+        }
     }
 }
+
+/// No `source()`: the cause's text ends the message, and [`InputError::cause`] returns it.
+impl StdError for InputError {}
 
 /// Bytes that are not what their format requires, like Lucene's `CorruptIndexException`: which
 /// resource, where, what was expected and what was found. The payload of an `InvalidData`
@@ -232,6 +260,27 @@ impl From<CorruptError> for io::Error {
     }
 }
 
+/// Whether a source error of this kind can succeed on retry: a connection reset, refused,
+/// aborted or not connected, a broken pipe, a timeout, an interrupted or would-block call, a
+/// body cut short (`UnexpectedEof`). Not `NotFound`, `PermissionDenied`, `InvalidInput`,
+/// `InvalidData` or `Other`. [`Retrying`](crate::source::Retrying) retries these, through
+/// [`RetryPolicy::is_transient`](crate::source::RetryPolicy::is_transient).
+pub(crate) fn is_transient(kind: io::ErrorKind) -> bool {
+    use io::ErrorKind::*;
+    matches!(
+        kind,
+        TimedOut
+            | ConnectionReset
+            | ConnectionAborted
+            | ConnectionRefused
+            | NotConnected
+            | BrokenPipe
+            | Interrupted
+            | WouldBlock
+            | UnexpectedEof
+    )
+}
+
 /// Why an operation failed, before the operation and its position are known: what the crate's
 /// internals return, made into an `io::Error` once by [`Error::into_io`].
 #[derive(Debug)]
@@ -282,14 +331,11 @@ impl Error {
     }
 
     /// Whether the same read may succeed if tried again: a source error of a kind
-    /// [`RetryPolicy::is_transient`](crate::source::RetryPolicy::is_transient) names, except
-    /// `UnexpectedEof`. Never a read past the end or malformed data.
+    /// [`is_transient`] names, except `UnexpectedEof`. Never a read past the end or malformed
+    /// data.
     pub(crate) fn can_succeed_on_retry(&self) -> bool {
         match self {
-            Error::Source(e) => {
-                e.kind() != io::ErrorKind::UnexpectedEof
-                    && crate::source::RetryPolicy::is_transient(e.kind())
-            }
+            Error::Source(e) => e.kind() != io::ErrorKind::UnexpectedEof && is_transient(e.kind()),
             _ => false,
         }
     }
@@ -381,11 +427,48 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
         assert_eq!(
             chain(&e),
-            [
-                "/data/_0.tim: read_vint of up to 5 bytes at position 3 failed in the source",
-                "peer went away"
-            ]
+            ["/data/_0.tim: read_vint of up to 5 bytes at position 3 failed: peer went away"]
         );
+        let payload = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+        let cause = payload.cause().unwrap();
+        assert_eq!(
+            (cause.kind(), cause.to_string().as_str()),
+            (io::ErrorKind::ConnectionReset, "peer went away")
+        );
+        assert_eq!(
+            format!("{e:?}"),
+            "Custom { kind: ConnectionReset, error: InputError(\"/data/_0.tim: read_vint of up \
+             to 5 bytes at position 3 failed: peer went away\") }"
+        );
+        assert!(format!("{payload:#?}").contains("position: 3"));
+    }
+
+    #[test]
+    fn the_input_own_errors_have_no_cause() {
+        let e = Error::eof(0).into_io(None, "read_byte", 5, Amount::Exact(1));
+        let payload = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+        assert!(payload.cause().is_none());
+        assert_eq!(chain(&e).len(), 1);
+    }
+
+    #[test]
+    fn transient_kinds() {
+        use io::ErrorKind::*;
+        for kind in [
+            TimedOut,
+            ConnectionReset,
+            ConnectionRefused,
+            UnexpectedEof,
+            BrokenPipe,
+        ] {
+            assert!(is_transient(kind), "{kind:?}");
+        }
+        for kind in [NotFound, PermissionDenied, InvalidInput, InvalidData, Other] {
+            assert!(!is_transient(kind), "{kind:?}");
+        }
+        assert!(!Error::Source(UnexpectedEof.into()).can_succeed_on_retry());
+        assert!(Error::Source(ConnectionReset.into()).can_succeed_on_retry());
+        assert!(!Error::eof(0).can_succeed_on_retry());
     }
 
     #[test]

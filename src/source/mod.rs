@@ -41,6 +41,8 @@ mod block_cache;
 mod file_source;
 mod memory_source;
 #[cfg(feature = "object-store")]
+mod object_store_error;
+#[cfg(feature = "object-store")]
 mod object_store_source;
 mod positional_source;
 mod retrying;
@@ -58,3 +60,4 @@ pub use object_store_source::ObjectStoreSource;
 pub use positional_source::PositionalSource;
 pub use retrying::{RetryPolicy, Retrying};
 pub use slow_link::SlowLink;
+pub use source_error::SourceError;

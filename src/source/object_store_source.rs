@@ -9,6 +9,7 @@ use bytes::Bytes;
 use object_store::path::Path;
 use object_store::{BackoffConfig, ClientOptions, GetOptions, ObjectStore, RetryConfig};
 
+use super::object_store_error;
 use super::source_error::SourceError;
 use super::PositionalSource;
 
@@ -113,7 +114,7 @@ impl ObjectStoreSource {
                 ))
             }
         };
-        let store = built.map_err(|e| SourceError::wrap(format!("store for {url}"), e.into()))?;
+        let store = built.map_err(|e| object_store_error::wrap(format!("store for {url}"), e))?;
         let location = Path::from_url_path(parsed.path())
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {e}")))?;
         Self::open(store, location, url).await
@@ -138,7 +139,7 @@ impl ObjectStoreSource {
         let head = store
             .get_opts(&location, GetOptions::new().with_head(true))
             .await
-            .map_err(|e| SourceError::wrap(format!("HEAD {url}"), e.into()))?;
+            .map_err(|e| object_store_error::wrap(format!("HEAD {url}"), e))?;
         Ok(Self::with_length(store, location, url, head.meta.size))
     }
 
@@ -239,7 +240,7 @@ impl PositionalSource for ObjectStoreSource {
                 Ok(result) => result.bytes().await,
                 Err(e) => Err(e),
             };
-            let bytes = result.map_err(|e| SourceError::wrap(context(), e.into()))?;
+            let bytes = result.map_err(|e| object_store_error::wrap(context(), e))?;
             let expected = (range.end - range.start) as usize;
             if bytes.len() != expected {
                 return Err(SourceError::wrap(

@@ -77,21 +77,12 @@ impl RetryPolicy {
         self.attempts
     }
 
-    /// Whether an error of this kind can succeed on retry.
+    /// Whether an error of this kind can succeed on retry: a connection reset, refused,
+    /// aborted or not connected, a broken pipe, a timeout, an interrupted or would-block call,
+    /// a body cut short (`UnexpectedEof`). The crate's one list of transient kinds, kept with
+    /// its errors.
     pub fn is_transient(kind: io::ErrorKind) -> bool {
-        use io::ErrorKind::*;
-        matches!(
-            kind,
-            TimedOut
-                | ConnectionReset
-                | ConnectionAborted
-                | ConnectionRefused
-                | NotConnected
-                | BrokenPipe
-                | Interrupted
-                | WouldBlock
-                | UnexpectedEof
-        )
+        crate::error::is_transient(kind)
     }
 
     /// The wait before the try after `failures` failures (at least 1).
@@ -140,7 +131,7 @@ impl<S> Retrying<S> {
         loop {
             match attempt().await {
                 Ok(value) => return Ok(value),
-                Err(e) if !RetryPolicy::is_transient(e.kind()) => return Err(e),
+                Err(e) if !crate::error::is_transient(e.kind()) => return Err(e),
                 Err(e) => {
                     failures += 1;
                     if failures >= self.policy.attempts {

@@ -1,0 +1,227 @@
+//! Errors say why in one line: printed with `{}`, an error the crate returns ends with its
+//! cause's own text, a reporter that walks `source()` prints that cause once, and the kind is
+//! the one the OS or the HTTP client saw. The HTTP cases start their own server on 127.0.0.1.
+
+use std::error::Error as StdError;
+use std::io::{self, ErrorKind};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use async_buffered_input::fetch::PositionalFetch;
+use async_buffered_input::source::{
+    FileSource, MemorySource, PositionalSource, RetryPolicy, Retrying, SourceError,
+};
+use async_buffered_input::{AsyncBufferedInput, InputError};
+use bytes::Bytes;
+
+/// Every message in the chain, as a reporter (`anyhow`'s `{:#}`) walks it.
+fn chain(e: &io::Error) -> Vec<String> {
+    let mut out = vec![e.to_string()];
+    let mut next = StdError::source(e);
+    while let Some(cause) = next {
+        out.push(cause.to_string());
+        next = cause.source();
+    }
+    out
+}
+
+/// The OS's text for a missing file ("No such file or directory (os error 2)" on Linux).
+fn no_such_file() -> String {
+    io::Error::from_raw_os_error(2).to_string()
+}
+
+#[tokio::test]
+async fn a_missing_file_says_so_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("idx").join("nope.si");
+    let expected = format!("open {}: {}", path.display(), no_such_file());
+
+    let e = FileSource::open(&path).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert_eq!(chain(&e), std::slice::from_ref(&expected));
+    let detail = e.get_ref().unwrap().downcast_ref::<SourceError>().unwrap();
+    assert_eq!(detail.cause().kind(), ErrorKind::NotFound);
+    assert_eq!(detail.cause().raw_os_error(), Some(2));
+
+    let e = AsyncBufferedInput::open(&path).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert_eq!(chain(&e), [expected]);
+    // `?` from `main` prints the Debug: one line, with the message.
+    let debug = format!("{e:?}");
+    assert!(
+        !debug.contains('\n') && debug.contains("nope.si"),
+        "{debug}"
+    );
+    assert!(debug.len() < 200, "{debug}");
+}
+
+/// A source whose every request fails with the OS error `code` after its first `ok` requests.
+#[derive(Debug)]
+struct FailingAfter {
+    inner: MemorySource,
+    ok: u64,
+    code: i32,
+    requests: AtomicU64,
+}
+
+impl PositionalSource for FailingAfter {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        if self.requests.fetch_add(1, Relaxed) >= self.ok {
+            let cause = io::Error::from_raw_os_error(self.code);
+            let context = format!("read of {len} bytes at offset {offset} from f.bin");
+            return Err(SourceError::new(context, cause).into());
+        }
+        self.inner.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.inner.len().await
+    }
+
+    fn resource(&self) -> Option<String> {
+        Some("f.bin".into())
+    }
+}
+
+#[tokio::test]
+async fn a_read_that_fails_in_the_source_ends_with_the_cause() {
+    let source = FailingAfter {
+        inner: MemorySource::new(vec![7u8; 100]),
+        ok: 0,
+        code: libc::ECONNRESET,
+        requests: AtomicU64::new(0),
+    };
+    let mut input = AsyncBufferedInput::with_capacity(16, PositionalFetch::new(source));
+    input.seek_to(10);
+    let e = input.read_u32().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectionReset);
+    let reset = io::Error::from_raw_os_error(libc::ECONNRESET);
+    assert_eq!(
+        chain(&e),
+        [format!(
+            "f.bin: read_u32 of 4 bytes at position 10 failed: read of 16 bytes at offset 0 \
+             from f.bin: {reset}"
+        )]
+    );
+    let payload = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+    let cause = payload.cause().unwrap();
+    assert_eq!(cause.kind(), ErrorKind::ConnectionReset);
+    let detail = cause
+        .get_ref()
+        .unwrap()
+        .downcast_ref::<SourceError>()
+        .unwrap();
+    assert_eq!(detail.cause().raw_os_error(), Some(libc::ECONNRESET));
+}
+
+#[tokio::test(start_paused = true)]
+async fn retries_that_give_up_say_how_many_and_why() {
+    let source = FailingAfter {
+        inner: MemorySource::new(vec![7u8; 100]),
+        ok: 0,
+        code: libc::ETIMEDOUT,
+        requests: AtomicU64::new(0),
+    };
+    let source = Retrying::new(source, RetryPolicy::new(3));
+    let mut input = AsyncBufferedInput::with_capacity(16, PositionalFetch::new(source));
+    let e = input.read_byte().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TimedOut);
+    let timed_out = io::Error::from_raw_os_error(libc::ETIMEDOUT);
+    assert_eq!(
+        chain(&e),
+        [format!(
+            "f.bin: read_byte of 1 byte at position 0 failed: gave up after 3 attempts: read of \
+             16 bytes at offset 0 from f.bin: {timed_out}"
+        )]
+    );
+}
+
+#[cfg(feature = "object-store")]
+mod http {
+    use super::*;
+    use async_buffered_input::source::ObjectStoreSource;
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server on 127.0.0.1 that answers every request with a 404 and nginx's HTML body;
+    /// returns its address.
+    async fn not_found_server() -> std::net::SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut request = [0u8; 4096];
+                    let _ = conn.read(&mut request).await;
+                    let body = "<html>\r\n<head><title>404 Not Found</title></head>\r\n\
+                                <body>\r\n<center><h1>404 Not Found</h1></center>\r\n\
+                                </body>\r\n</html>\r\n";
+                    let head = format!(
+                        "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\
+                         Content-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = conn.write_all(head.as_bytes()).await;
+                    let _ = conn.write_all(body.as_bytes()).await;
+                });
+            }
+        });
+        addr
+    }
+
+    /// A port on 127.0.0.1 nothing listens on (bound, then closed).
+    async fn closed_port() -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        listener.local_addr().unwrap().port()
+    }
+
+    #[tokio::test]
+    async fn a_404_says_404() {
+        let addr = not_found_server().await;
+        let url = format!("http://{addr}/nope.si");
+        let e = ObjectStoreSource::from_url(&url).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+        assert_eq!(chain(&e), [format!("HEAD {url}: 404 Not Found")]);
+        let detail = e.get_ref().unwrap().downcast_ref::<SourceError>().unwrap();
+        let cause = detail.cause();
+        assert_eq!(cause.kind(), ErrorKind::NotFound);
+        assert!(
+            cause.get_ref().unwrap().is::<object_store::Error>(),
+            "the client's own error is kept: {cause:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_connection_refused() {
+        let port = closed_port().await;
+        let url = format!("http://127.0.0.1:{port}/nope.si");
+        let refused = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+
+        let e = ObjectStoreSource::from_url(&url).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ConnectionRefused, "{e}");
+        assert_eq!(chain(&e), [format!("HEAD {url}: {refused}")]);
+
+        // A read of an input over it: the input's message, then the request's, then why.
+        let store = object_store::http::HttpBuilder::new()
+            .with_url(format!("http://127.0.0.1:{port}"))
+            .with_client_options(ObjectStoreSource::client_options())
+            .with_retry(ObjectStoreSource::retry_config())
+            .build()
+            .unwrap();
+        let source = ObjectStoreSource::with_length(
+            Arc::new(store),
+            object_store::path::Path::from("nope.si"),
+            url.clone(),
+            1000,
+        );
+        let mut input = AsyncBufferedInput::with_capacity(100, PositionalFetch::new(source));
+        let e = input.read_bytes_owned(10).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ConnectionRefused, "{e}");
+        assert_eq!(
+            chain(&e),
+            [format!(
+                "{url}: read_bytes_owned of 10 bytes at position 0 failed: GET {url} \
+                 bytes=0-99 (100 bytes at offset 0): {refused}"
+            )]
+        );
+    }
+}
