@@ -35,7 +35,9 @@
 //!   [`PositionalFetch`](fetch::PositionalFetch) over a positional source, with
 //!   [`ReadAhead`](fetch::ReadAhead);
 //! - [`source`]: positional sources, which serve byte ranges with no cursor: a local file,
-//!   memory, a simulated slow link, and object stores (feature `object-store`).
+//!   memory, a simulated slow link, and object stores (feature `object-store`);
+//! - [`interop`]: an input as `futures-io`'s `AsyncRead`/`AsyncBufRead`/`AsyncSeek` and as a
+//!   `Stream` of `Bytes` chunks.
 //!
 //! A stream (`tokio::fs::File`, `Cursor`) goes straight into
 //! [`AsyncBufferedInput::new`]. A positional source goes through a `PositionalFetch`, which
@@ -77,6 +79,7 @@ pub mod codec;
 mod error;
 pub mod fetch;
 mod input;
+pub mod interop;
 pub mod source;
 mod stats;
 
