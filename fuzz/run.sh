@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Runs the cargo-fuzz targets, one after the other, each for a fixed time; fails on the first
-# crash, hang or leak of memory. See fuzz/README.md.
+# Runs the cargo-fuzz targets, one after the other (or all at once), each for a fixed time; fails
+# on the first crash, hang or leak of memory. See fuzz/README.md.
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]      default: 60 seconds, every target (decode ops)
 #
-#   fuzz/run.sh 40                         what CI runs
+#   fuzz/run.sh 40                         40 s per target, one after the other
+#   FUZZ_PARALLEL=1 fuzz/run.sh 40         what CI runs: every target at once, one core each
 #   fuzz/run.sh 3600 ops                   a long campaign on one target
 #
 # Each target starts from its committed seeds (fuzz/corpus/<target>/) and from what earlier
@@ -30,7 +31,10 @@ export RUSTC_BOOTSTRAP=1
 flags=(-s none --release -a)
 # Both targets in one build, before the clock of the first run starts.
 cargo fuzz build "${flags[@]}"
-for target in "${targets[@]}"; do
+
+# run_target TARGET: fuzzes TARGET for $seconds; on a failure says where the input is.
+run_target() {
+  local target=$1
   mkdir -p "$work/$target"
   echo "fuzz: $target for ${seconds}s (seeds fuzz/corpus/$target, corpus $work/$target)"
   if ! cargo fuzz run "$target" "$work/$target" "fuzz/corpus/$target" "${flags[@]}" -- \
@@ -38,6 +42,36 @@ for target in "${targets[@]}"; do
     echo "fuzz: $target FAILED; the input is in fuzz/artifacts/$target/:" >&2
     ls -t "fuzz/artifacts/$target" 2>/dev/null | head -3 >&2 || true
     echo "fuzz: replay it with: RUSTC_BOOTSTRAP=1 cargo fuzz run $target fuzz/artifacts/$target/<file> ${flags[*]}" >&2
-    exit 1
+    return 1
+  fi
+}
+
+if [[ ${FUZZ_PARALLEL:-0} != 1 ]]; then
+  for target in "${targets[@]}"; do
+    run_target "$target" || exit 1
+  done
+  exit 0
+fi
+# FUZZ_PARALLEL=1: every target at once, each on its own core, for the same time and from the
+# same seeds as one after the other; each target's output is printed when all are done (in
+# full for a target that failed, its last lines otherwise).
+logs=$(mktemp -d "${TMPDIR:-/tmp}/abi-fuzz-logs.XXXXXX")
+trap 'rm -rf "$logs"' EXIT
+pids=()
+for target in "${targets[@]}"; do
+  run_target "$target" >"$logs/$target.log" 2>&1 &
+  pids+=($!)
+done
+failed=()
+for i in "${!targets[@]}"; do
+  target=${targets[$i]}
+  if wait "${pids[$i]}"; then
+    echo "fuzz: $target passed; the end of its output:"
+    tail -n 20 "$logs/$target.log"
+  else
+    failed+=("$target")
+    echo "fuzz: $target FAILED; its output:" >&2
+    cat "$logs/$target.log" >&2
   fi
 done
+[[ ${#failed[@]} -eq 0 ]] || { echo "fuzz: FAILED: ${failed[*]}" >&2; exit 1; }

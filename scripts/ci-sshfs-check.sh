@@ -4,8 +4,9 @@
 # Mounts a fresh folder over sshfs on loopback (scripts/sshfs.sh: direct_io,no_readahead, so every
 # read() on the mount is one SFTP round trip, as on an uncached network filesystem), writes a file
 # through the mount and times it with the `throughput` example of the harness crate (harness/,
-# release build). Prints the table, then asserts, from the JSON report (one row per row of the
-# table: the write and limit rows, then the cells), only the ordering, never absolute speed:
+# release build, with object-store as scripts/throughput-backends.sh builds it, so CI builds it
+# once). Prints the table, then asserts, from the JSON report (one row per row of the table: the
+# write and limit rows, then the cells), only the ordering, never absolute speed:
 #   - at 100-byte requests AsyncBufferedInput reads at least MIN_RATIO times faster than the
 #     unbuffered source, with every window size timed;
 #   - it makes far fewer source reads (round trips) per byte than the unbuffered source;
@@ -32,7 +33,7 @@ SLOW_BUDGET=${SLOW_BUDGET:-3s}
 need cargo python3
 
 scripts/sshfs.sh install
-cargo build --release -p throughput-harness --example throughput
+cargo build --release -p throughput-harness --features object-store --example throughput
 bin=${CARGO_TARGET_DIR:-target}/release/examples/throughput
 [[ -x $bin ]] || die "$bin was not built"
 

@@ -86,3 +86,9 @@ mod stats;
 pub use error::{CorruptError, InputError};
 pub use input::{AsyncBufferedInput, WindowView};
 pub use stats::Stats;
+
+/// The README's example, compiled and run by `cargo test` as a doctest (not part of the API:
+/// this item exists only when rustdoc collects doctests).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
