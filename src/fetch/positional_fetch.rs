@@ -10,10 +10,11 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::ReadBuf;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::memory_budget::Reservation;
 use super::seam::Seam;
-use super::{MemoryBudget, ReadAhead};
+use super::ReadAhead;
+use crate::memory_budget::Reservation;
 use crate::source::PositionalSource;
+use crate::MemoryBudget;
 
 /// The fetcher over a [`PositionalSource`]: every fetch names its offset, so there is no cursor,
 /// and one source can serve any number of inputs (clones and slices of an input share it).

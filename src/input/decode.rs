@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 use std::mem::size_of;
 use std::task::{ready, Context, Poll};
 
-use super::buffered_input::ReadExact;
+use super::refill::ReadExact;
 use super::window_read::{ReadFuture, WindowRead};
 use super::AsyncBufferedInput;
 use crate::error::{Amount, Error};

@@ -301,8 +301,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// position is outside it): see [`WindowView`]. Dropping the view moves the position past
     /// what it consumed.
     pub fn view(&mut self) -> WindowView<'_> {
-        let bytes = self.window.bytes_from(self.pos);
-        WindowView::new(bytes, &mut self.pos, Some(&self.resource))
+        let (bytes, position, resource) = self.window_and_position();
+        WindowView::new(bytes, position, Some(resource))
     }
 
     /// Makes the window hold at least `min` bytes from the position (at most the capacity), or
@@ -317,7 +317,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     ///
     /// Cancel safe: nothing is consumed.
     pub async fn fill(&mut self, min: usize) -> io::Result<usize> {
-        let at = self.pos;
+        let at = self.position();
         poll_fn(|cx| self.poll_fill_at(cx, at, min.max(1)))
             .await
             .map_err(|e| self.error(e, "fill", at, Amount::UpTo(min as u64)))?;
