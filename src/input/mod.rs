@@ -18,6 +18,7 @@
 //! - `window`: the bytes held and where they sit;
 //! - `kept`: the bytes a failed read fetched, kept for its retry;
 //! - `checksum`: the CRC32 of what the input consumes, folded lazily;
+//! - `varint`: Lucene's varints, decoded from a slice;
 //! - `utf8`: short-string UTF-8 validation.
 
 mod buffered_input;
@@ -33,6 +34,7 @@ mod refill;
 mod stream_input;
 mod tokio_io;
 mod utf8;
+mod varint;
 mod window;
 mod window_read;
 mod window_view;
