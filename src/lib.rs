@@ -28,7 +28,8 @@
 //! - the crate root: [`AsyncBufferedInput`], the window and every read; [`WindowView`], a
 //!   synchronous view of the window for decoding without an `.await` per value;
 //!   [`InputError`], what its errors carry; [`CorruptError`], what corruption errors carry;
-//!   [`Stats`], what it asked of its source;
+//!   [`Stats`], what it asked of its source; [`MemoryBudget`], one byte budget for the
+//!   read-ahead of many inputs and a block cache;
 //! - [`codec`]: Lucene's `CodecUtil` framing (headers, footers, whole-file verification);
 //! - [`fetch`]: the seam between the window and the source, "the bytes at this offset" and "the
 //!   length": [`StreamFetch`](fetch::StreamFetch) over any `AsyncRead + AsyncSeek`,
@@ -59,6 +60,18 @@
 //! # }
 //! ```
 //!
+//! # Layers
+//!
+//! Each module uses only the modules below it:
+//!
+//! 1. `error`, [`Stats`] and [`MemoryBudget`]: what the others share (errors and their
+//!    context, counters, one byte budget for the read-ahead and the block cache);
+//! 2. [`source`]: positional sources, bytes at an offset;
+//! 3. [`fetch`]: the seam, which turns a stream or a positional source into "the bytes at
+//!    this offset" and "the length";
+//! 4. `input`: [`AsyncBufferedInput`], the window over a fetcher, and every read on it;
+//! 5. [`codec`]: Lucene's file framing, read through an input.
+//!
 //! # Unsafe code
 //!
 //! One line: `read_string` builds its `String` with `String::from_utf8_unchecked` after
@@ -80,11 +93,13 @@ mod error;
 pub mod fetch;
 mod input;
 pub mod interop;
+mod memory_budget;
 pub mod source;
 mod stats;
 
 pub use error::{CorruptError, InputError};
 pub use input::{AsyncBufferedInput, WindowView};
+pub use memory_budget::MemoryBudget;
 pub use stats::Stats;
 
 /// The README's example, compiled and run by `cargo test` as a doctest (not part of the API:

@@ -18,12 +18,13 @@
 //! [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new) takes either, through
 //! [`IntoFetch`]: a stream is wrapped in a `StreamFetch` for you.
 
-pub(crate) mod memory_budget;
 mod positional_fetch;
 mod read_ahead;
 mod stream_fetch;
 
-pub use memory_budget::MemoryBudget;
+/// The budget moved to the crate root ([`crate::MemoryBudget`]), below both the fetchers and
+/// the block cache; this path keeps working.
+pub use crate::MemoryBudget;
 pub use positional_fetch::PositionalFetch;
 pub use read_ahead::ReadAhead;
 pub use stream_fetch::StreamFetch;

@@ -138,6 +138,32 @@ impl ReadAhead {
     pub fn memory_bound(&self) -> usize {
         self.chunk_size.saturating_mul(self.depth)
     }
+
+    /// The shape `(chunk size, depth)` a sequential run starts with.
+    pub(crate) fn initial_shape(&self) -> (usize, usize) {
+        (self.initial_chunk, self.initial_depth)
+    }
+
+    /// The shape after `(chunk, depth)` once the consumer waited for a chunk in flight: the
+    /// growth rule, in this one place. The chunk size grows up to `chunk_size`, then the depth
+    /// up to `depth`: by 4x while `chunk * depth` is under a sixteenth of
+    /// [`memory_bound`](Self::memory_bound), by 2x after, as the Linux kernel grows its
+    /// readahead window. A slow link reaches the full shape in a few waits; a fixed read-ahead
+    /// is at its full shape from the start.
+    pub(crate) fn grown(&self, (chunk, depth): (usize, usize)) -> (usize, usize) {
+        let factor = if chunk.saturating_mul(depth) < self.memory_bound() / 16 {
+            4
+        } else {
+            2
+        };
+        let grown = if chunk < self.chunk_size {
+            (chunk.saturating_mul(factor).min(self.chunk_size), depth)
+        } else {
+            (chunk, depth.saturating_mul(factor).min(self.depth))
+        };
+        debug_assert!(grown.0 <= self.chunk_size && grown.1 <= self.depth);
+        grown
+    }
 }
 
 impl Default for ReadAhead {
@@ -159,6 +185,55 @@ mod tests {
         assert!(
             err.to_string().contains("chunk_size 4096, depth 0"),
             "{err}"
+        );
+    }
+
+    /// The shapes an adaptive read-ahead goes through, wait after wait, as its docs list them.
+    fn shapes(read_ahead: ReadAhead) -> Vec<(usize, usize)> {
+        let mut shapes = vec![read_ahead.initial_shape()];
+        loop {
+            let last = *shapes.last().unwrap();
+            let next = read_ahead.grown(last);
+            if next == last {
+                return shapes;
+            }
+            shapes.push(next);
+        }
+    }
+
+    #[test]
+    fn the_default_grows_by_4x_then_2x_the_chunk_then_the_depth() {
+        const K: usize = 1 << 10;
+        const M: usize = 1 << 20;
+        assert_eq!(
+            shapes(ReadAhead::default()),
+            [
+                (64 * K, 2),
+                (256 * K, 2),
+                (M, 2),
+                (2 * M, 2),
+                (4 * M, 2),
+                (4 * M, 4)
+            ]
+        );
+        assert_eq!(shapes(ReadAhead::new(M, 3)), [(M, 3)], "fixed: never grows");
+        assert_eq!(
+            shapes(ReadAhead::adaptive(100 * K, 8)),
+            [(64 * K, 2), (100 * K, 2), (100 * K, 4), (100 * K, 8)],
+            "past a sixteenth of the bound: by 2x, capped at the largest chunk"
+        );
+        assert_eq!(
+            shapes(ReadAhead::adaptive(4 * M, 16)),
+            [
+                (64 * K, 2),
+                (256 * K, 2),
+                (M, 2),
+                (4 * M, 2),
+                (4 * M, 4),
+                (4 * M, 8),
+                (4 * M, 16)
+            ],
+            "under a sixteenth of the bound: by 4x"
         );
     }
 

@@ -11,17 +11,7 @@
 //! position: [`Checksum::rewind`] goes back to `mark`, the last point folded at or before the
 //! position, and the caller folds forward again from there.
 
-use std::future::poll_fn;
-use std::io;
-use std::task::{ready, Context, Poll};
-
 use crc32fast::Hasher;
-use tokio::io::ReadBuf;
-
-use super::buffered_input::fetch_counted;
-use super::AsyncBufferedInput;
-use crate::error::{Amount, Error};
-use crate::fetch::Fetch;
 
 /// The CRC32 (IEEE, as `java.util.zip.CRC32`) of the input's bytes `[start, upto)`.
 ///
@@ -107,179 +97,15 @@ impl Checksum {
     pub(super) fn value(&self) -> u32 {
         self.hasher.clone().finalize()
     }
-}
 
-/// Checksummed reading, as Lucene's `ChecksumIndexInput`.
-impl<F: Fetch> AsyncBufferedInput<F> {
-    /// Starts a CRC32 (IEEE, as `java.util.zip.CRC32`) of every byte consumed from the position
-    /// on, so that a file is parsed and verified in one pass: read it, then compare
-    /// [`checksum`](Self::checksum) with the one it stores (see
-    /// [`codec::check_footer`](crate::codec::check_footer)). A checksum already started is
-    /// dropped.
-    ///
-    /// Reads that hit the window cost nothing more: bytes are folded into the CRC in large runs
-    /// when they leave the window, when they are read straight into a caller's buffer, and when
-    /// the checksum is asked for. A seek forward counts the bytes it skips (read when next
-    /// folded). A seek back is refused by [`try_seek_to`](Self::try_seek_to) and
-    /// [`AsyncSeek`](tokio::io::AsyncSeek), as in Lucene; [`seek_to`](Self::seek_to), which
-    /// cannot fail, voids the checksum instead, and the next `checksum` fails.
-    pub fn start_checksum(&mut self) {
-        self.checksum = Some(Box::new(Checksum::new(self.position())));
+    /// Where folding found the data's end, if it did.
+    pub(super) fn end(&self) -> Option<u64> {
+        self.end
     }
 
-    /// Stops checksumming.
-    pub fn stop_checksum(&mut self) {
-        self.checksum = None;
-    }
-
-    /// Whether the input is checksumming, and from where.
-    pub fn checksum_start(&self) -> Option<u64> {
-        self.checksum.as_deref().map(Checksum::start)
-    }
-
-    /// The CRC32 of the bytes from where [`start_checksum`](Self::start_checksum) was called to
-    /// the position.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` if the input is not checksumming or a seek went back since it started;
-    /// `UnexpectedEof` if the position is past the end (the bytes skipped to get there do not
-    /// exist); the source's own error kind if reading skipped bytes fails.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: what was folded before the future was dropped stays folded.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use async_buffered_input::AsyncBufferedInput;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> std::io::Result<()> {
-    /// let data = b"0123456789".to_vec();
-    /// let mut input = AsyncBufferedInput::with_capacity(4, std::io::Cursor::new(data.clone()));
-    /// input.start_checksum();
-    /// input.read_bytes(&mut [0u8; 6]).await?;
-    /// input.seek_to(8); // skips 6 and 7: still checksummed
-    /// assert_eq!(input.checksum().await?, crc32fast::hash(&data[..8]));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn checksum(&mut self) -> io::Result<u32> {
-        const OP: &str = "checksum";
-        let at = self.position();
-        let Some(checksum) = self.checksum.as_deref_mut() else {
-            let e =
-                Error::InvalidInput("the input is not checksumming: call start_checksum".into());
-            return Err(self.error(e, OP, at, Amount::None));
-        };
-        if let Some(back) = checksum.backward() {
-            let e = Error::InvalidInput(format!(
-                "a seek went back to {back} while checksumming from {}: the bytes were not read \
-                 in one pass",
-                checksum.start()
-            ));
-            return Err(self.error(e, OP, at, Amount::None));
-        }
-        checksum.rewind(at);
-        poll_fn(|cx| self.poll_fold_until(cx, at))
-            .await
-            .map_err(|e| self.error(e, OP, at, Amount::None))?;
-        let checksum = self.checksum.as_deref().expect("checked above");
-        if checksum.upto() < at {
-            let e = Error::eof(checksum.upto() - checksum.start());
-            return Err(self.error(
-                e,
-                OP,
-                checksum.start(),
-                Amount::Exact(at - checksum.start()),
-            ));
-        }
-        Ok(checksum.value())
-    }
-
-    /// Refuses a seek to `to` if it goes back while checksumming (the fallible seeks).
-    #[inline]
-    pub(super) fn check_seek(&self, to: u64) -> io::Result<()> {
-        match self.checksum.as_deref() {
-            Some(checksum) if to < self.pos => {
-                let e = Error::InvalidInput(format!(
-                    "a seek back to {to} while checksumming from {}: a checksum covers one \
-                     forward pass",
-                    checksum.start()
-                ));
-                Err(self.error(e, "seek", self.pos, Amount::None))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// A seek to `to`: one back voids the checksum.
-    #[inline]
-    pub(super) fn note_seek(&mut self, to: u64) {
-        if let Some(checksum) = self.checksum.as_deref_mut() {
-            if to < self.pos {
-                checksum.seek_back(to);
-            }
-        }
-    }
-
-    /// Folds what the window holds of the consumed bytes (before [`release`](Self::release)
-    /// drops it); the rest is read when next folded.
-    pub(super) fn fold_window(&mut self) {
-        let position = self.position();
-        if let Some(checksum) = self.checksum.as_deref_mut() {
-            let upto = checksum.upto();
-            let held = self.window.bytes_from(upto);
-            let n = held.len().min(position.saturating_sub(upto) as usize);
-            checksum.fold(upto, &held[..n], position);
-        }
-    }
-
-    /// Folds the bytes up to `until` into the checksum, if the input is checksumming: from the
-    /// window where it holds them, otherwise fetched into it (bytes a seek skipped). Progress
-    /// is kept across `Pending`. Stops early, without an error, where the data ends.
-    pub(super) fn poll_fold_until(
-        &mut self,
-        cx: &mut Context<'_>,
-        until: u64,
-    ) -> Poll<Result<(), Error>> {
-        loop {
-            let position = self.position();
-            let Some(checksum) = self.checksum.as_deref_mut() else {
-                return Poll::Ready(Ok(()));
-            };
-            let upto = checksum.upto();
-            if upto >= until || checksum.backward().is_some() || checksum.end == Some(upto) {
-                return Poll::Ready(Ok(()));
-            }
-            let held = self.window.bytes_from(upto);
-            if !held.is_empty() {
-                let n = held.len().min((until - upto) as usize);
-                checksum.fold(upto, &held[..n], position);
-                continue;
-            }
-            // Bytes no longer (or not yet) in the window: fetch them into it, from `upto`.
-            self.window.keep(upto);
-            let capacity = self.capacity();
-            let mut spare = ReadBuf::new(self.window.spare(capacity));
-            let n = ready!(fetch_counted(
-                &mut self.fetch,
-                &mut self.stats,
-                &mut self.fetched_to,
-                cx,
-                upto,
-                &mut spare
-            ))?;
-            self.window.commit(n);
-            if n == 0 {
-                // The end: nothing more to fold, and nothing to fetch here again.
-                if let Some(checksum) = self.checksum.as_deref_mut() {
-                    checksum.end = Some(upto);
-                }
-                return Poll::Ready(Ok(()));
-            }
-        }
+    /// Folding found the data's end at `end` (nothing came there).
+    pub(super) fn set_end(&mut self, end: u64) {
+        self.end = Some(end);
     }
 }
 

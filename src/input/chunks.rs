@@ -7,7 +7,6 @@ use std::ops::Range;
 
 use tokio::io::ReadBuf;
 
-use super::buffered_input::fetch_counted;
 use super::AsyncBufferedInput;
 use crate::error::{Amount, Error};
 use crate::fetch::Fetch;
@@ -60,7 +59,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         let mut at = range.start;
         while at < range.end {
             let left = range.end - at;
-            let held = self.window.bytes_from(at);
+            let held = self.window_at(at);
             if !held.is_empty() {
                 let n = held.len().min(usize::try_from(left).unwrap_or(usize::MAX));
                 visit(at, &held[..n]);
@@ -69,8 +68,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             }
             // Fetch up to where the window's bytes start, if they come next.
             let mut want = left.min(CHUNK as u64);
-            if self.window.len() > 0 && self.window.start() > at {
-                want = want.min(self.window.start() - at);
+            let window = self.window();
+            if !window.is_empty() && window.start > at {
+                want = want.min(window.start - at);
             }
             let want = want as usize; // at most `CHUNK`
             if buf.len() < want {
@@ -78,18 +78,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
                 buf = vec![0u8; left.min(CHUNK as u64) as usize];
             }
             let mut read_buf = ReadBuf::new(&mut buf[..want]);
-            let n = poll_fn(|cx| {
-                fetch_counted(
-                    &mut self.fetch,
-                    &mut self.stats,
-                    &mut self.fetched_to,
-                    cx,
-                    at,
-                    &mut read_buf,
-                )
-            })
-            .await
-            .map_err(|e| self.error(e, OP, range.start, amount))?;
+            let n = poll_fn(|cx| self.poll_fetch_at(cx, at, &mut read_buf))
+                .await
+                .map_err(|e| self.error(e, OP, range.start, amount))?;
             if n == 0 {
                 let e = Error::eof(at - range.start);
                 return Err(self.error(e, OP, range.start, amount));

@@ -1,23 +1,40 @@
 //! The input: a window over a fetcher, and the typed reads built on it.
 //!
-//! - `buffered_input`: [`AsyncBufferedInput`], its reads, seeks and tokio I/O traits;
-//! - `window`: the bytes held and where they sit;
-//! - `window_read`: the future behind the hot reads (window hit inline, slow path out of line);
+//! The input and its public API:
+//! - `buffered_input`: [`AsyncBufferedInput`], its position, seeks and accessors;
+//! - `reads`: the byte reads (`read_byte`, `read_bytes`, `read_bytes_owned`);
 //! - `decode`: Lucene's fixed-width integers, varints and strings;
-//! - `utf8`: short-string UTF-8 validation;
-//! - `positional_input`: opening a local file in one call, clones and slices;
-//! - `kept`: the bytes a failed read fetched, kept for its retry;
-//! - `checksum`: the CRC32 of what the input consumes (checksummed reading);
+//! - `checksummed`: checksummed reading (`start_checksum`, `checksum`);
 //! - `chunks`: passes over a range in large steps (whole-file verification);
-//! - `window_view`: synchronous decoding over the window.
+//! - `window_view`: [`WindowView`], synchronous decoding over the window;
+//! - `tokio_io`: tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`;
+//! - `stream_input`, `positional_input`: what inputs over streams and over positional sources
+//!   add (the stream; opening a local file in one call, clones and slices).
+//!
+//! The machinery under it:
+//! - `window_read`: the future behind the hot reads (window hit inline, slow path out of line);
+//! - `refill`: the read engine, which refills the window and reads past it;
+//! - `fetcher`: the fetcher with the counters and where the last fetch ended;
+//! - `window`: the bytes held and where they sit;
+//! - `kept`: the bytes a failed read fetched, kept for its retry;
+//! - `checksum`: the CRC32 of what the input consumes, folded lazily;
+//! - `varint`: Lucene's varints, decoded from a slice;
+//! - `utf8`: short-string UTF-8 validation.
 
 mod buffered_input;
 mod checksum;
+mod checksummed;
 mod chunks;
 mod decode;
+mod fetcher;
 mod kept;
 mod positional_input;
+mod reads;
+mod refill;
+mod stream_input;
+mod tokio_io;
 mod utf8;
+mod varint;
 mod window;
 mod window_read;
 mod window_view;

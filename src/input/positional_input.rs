@@ -3,7 +3,6 @@
 
 use std::io;
 use std::path::Path;
-use std::sync::Arc;
 
 use crate::error::{Amount, ByteCount, Error};
 use crate::fetch::{PositionalFetch, ReadAhead};
@@ -73,8 +72,8 @@ impl<S: PositionalSource> Clone for AsyncBufferedInput<PositionalFetch<S>> {
     /// # }
     /// ```
     fn clone(&self) -> Self {
-        let mut input = AsyncBufferedInput::with_capacity(self.capacity(), self.fetch().clone());
-        input.resource = self.resource.clone();
+        let mut input = AsyncBufferedInput::with_capacity(self.capacity(), self.fetch().clone())
+            .with_resource(self.shared_resource());
         input.seek_to(self.position());
         input
     }
@@ -237,13 +236,12 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
             ))));
         }
         let fetch = self.fetch().slice_unchecked(offset, len);
-        let mut slice = AsyncBufferedInput::with_capacity(self.capacity(), fetch);
         let end = offset + len;
         let parent = self.resource();
-        slice.resource = Arc::from(match name {
+        let resource = match name {
             "" => format!("slice [{offset}..{end}) of {parent}"),
             name => format!("slice {name} [{offset}..{end}) of {parent}"),
-        });
-        Ok(slice)
+        };
+        Ok(AsyncBufferedInput::with_capacity(self.capacity(), fetch).with_resource(resource))
     }
 }

@@ -8,7 +8,7 @@ use std::future::poll_fn;
 
 use bytes::Buf;
 
-use super::decode::{self, Varint};
+use super::varint::{self, Varint};
 use super::AsyncBufferedInput;
 use crate::error::{Amount, Error};
 use crate::fetch::Fetch;
@@ -126,7 +126,7 @@ impl<'a> WindowView<'a> {
     /// `InvalidData`, naming the position, for a malformed vint; nothing is consumed.
     #[inline]
     pub fn try_read_vint(&mut self) -> io::Result<Option<u32>> {
-        self.try_varint::<{ decode::VINT_MAX_LEN }, { decode::VINT_LAST_BITS }>("read_vint")
+        self.try_varint::<{ varint::VINT_MAX_LEN }, { varint::VINT_LAST_BITS }>("read_vint")
             .map(|v| v.map(|v| v as u32))
     }
 
@@ -138,7 +138,7 @@ impl<'a> WindowView<'a> {
     /// `InvalidData`, naming the position, for a malformed vlong; nothing is consumed.
     #[inline]
     pub fn try_read_vlong(&mut self) -> io::Result<Option<u64>> {
-        self.try_varint::<{ decode::VLONG_MAX_LEN }, { decode::VLONG_LAST_BITS }>("read_vlong")
+        self.try_varint::<{ varint::VLONG_MAX_LEN }, { varint::VLONG_LAST_BITS }>("read_vlong")
     }
 
     /// Reads a zig-zag vint (Lucene's `readZInt`), or `None` (consuming nothing) if the view
@@ -149,8 +149,8 @@ impl<'a> WindowView<'a> {
     /// As [`try_read_vint`](Self::try_read_vint).
     #[inline]
     pub fn try_read_zint(&mut self) -> io::Result<Option<i32>> {
-        self.try_varint::<{ decode::VINT_MAX_LEN }, { decode::VINT_LAST_BITS }>("read_zint")
-            .map(|v| v.map(|v| decode::zigzag_decode(v) as i32))
+        self.try_varint::<{ varint::VINT_MAX_LEN }, { varint::VINT_LAST_BITS }>("read_zint")
+            .map(|v| v.map(|v| varint::zigzag_decode(v) as i32))
     }
 
     /// Reads a zig-zag vlong (Lucene's `readZLong`), or `None` (consuming nothing) if the view
@@ -161,10 +161,10 @@ impl<'a> WindowView<'a> {
     /// `InvalidData`, naming the position, for a malformed varint; nothing is consumed.
     #[inline]
     pub fn try_read_zlong(&mut self) -> io::Result<Option<i64>> {
-        self.try_varint::<{ decode::VARINT64_MAX_LEN }, { decode::VARINT64_LAST_BITS }>(
+        self.try_varint::<{ varint::VARINT64_MAX_LEN }, { varint::VARINT64_LAST_BITS }>(
             "read_zlong",
         )
-        .map(|v| v.map(decode::zigzag_decode))
+        .map(|v| v.map(varint::zigzag_decode))
     }
 
     /// Reads a string (a vint length, then that many bytes of UTF-8), or `None` (consuming
@@ -177,7 +177,7 @@ impl<'a> WindowView<'a> {
     /// consumed.
     pub fn try_read_string(&mut self) -> io::Result<Option<String>> {
         let Some((len, prefix)) = self
-            .peek_varint::<{ decode::VINT_MAX_LEN }, { decode::VINT_LAST_BITS }>("read_string")?
+            .peek_varint::<{ varint::VINT_MAX_LEN }, { varint::VINT_LAST_BITS }>("read_string")?
         else {
             return Ok(None);
         };
@@ -219,10 +219,10 @@ impl<'a> WindowView<'a> {
         op: &'static str,
     ) -> io::Result<Option<(u64, usize)>> {
         let bytes = self.as_slice();
-        if let Some(done) = decode::decode_varint_fast::<MAX_LEN, LAST_BITS>(bytes) {
+        if let Some(done) = varint::decode_varint_fast::<MAX_LEN, LAST_BITS>(bytes) {
             return Ok(Some(done));
         }
-        match decode::decode_varint(bytes, MAX_LEN, LAST_BITS) {
+        match varint::decode_varint(bytes, MAX_LEN, LAST_BITS) {
             Varint::Done { value, len } => Ok(Some((value, len))),
             Varint::Short => Ok(None),
             Varint::Malformed(detail) => {
@@ -301,8 +301,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// position is outside it): see [`WindowView`]. Dropping the view moves the position past
     /// what it consumed.
     pub fn view(&mut self) -> WindowView<'_> {
-        let bytes = self.window.bytes_from(self.pos);
-        WindowView::new(bytes, &mut self.pos, Some(&self.resource))
+        let (bytes, position, resource) = self.window_and_position();
+        WindowView::new(bytes, position, Some(resource))
     }
 
     /// Makes the window hold at least `min` bytes from the position (at most the capacity), or
@@ -317,7 +317,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     ///
     /// Cancel safe: nothing is consumed.
     pub async fn fill(&mut self, min: usize) -> io::Result<usize> {
-        let at = self.pos;
+        let at = self.position();
         poll_fn(|cx| self.poll_fill_at(cx, at, min.max(1)))
             .await
             .map_err(|e| self.error(e, "fill", at, Amount::UpTo(min as u64)))?;

@@ -11,8 +11,8 @@ use bytes::{Bytes, BytesMut};
 use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
 
 use super::PositionalSource;
-use crate::fetch::memory_budget::Reservation;
-use crate::fetch::MemoryBudget;
+use crate::memory_budget::Reservation;
+use crate::MemoryBudget;
 
 /// A cache of source blocks in memory, bounded in bytes and shared by every source wrapped in a
 /// [`Cached`] with it (clones of a `BlockCache` are handles on the same cache).

@@ -1,3 +1,6 @@
+//! [`MemoryBudget`]: one byte budget shared by what holds bytes ahead of need (the read-ahead
+//! of many inputs, a block cache). It sits at the crate root, below both `fetch` and `source`.
+
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -5,8 +8,8 @@ use std::sync::Arc;
 /// A bound on the bytes that the read-ahead of many inputs may hold at once: chunks requested,
 /// received and not yet consumed, and the buffers of reads at hand.
 ///
-/// Give one budget to the [`PositionalFetch`](super::PositionalFetch)es of every input of a
-/// service ([`with_budget`](super::PositionalFetch::with_budget); clones and slices share
+/// Give one budget to the [`PositionalFetch`](crate::fetch::PositionalFetch)es of every input of a
+/// service ([`with_budget`](crate::fetch::PositionalFetch::with_budget); clones and slices share
 /// their parent's). A fetcher reserves a chunk's bytes before it requests the chunk and gives
 /// them back when the chunk is consumed or dropped. One that cannot get budget for its first
 /// chunk reads without read-ahead (each read one request for what it asks) rather than wait:
@@ -22,7 +25,8 @@ use std::sync::Arc;
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::fetch::{MemoryBudget, PositionalFetch, ReadAhead};
+/// use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+/// use async_buffered_input::MemoryBudget;
 /// use async_buffered_input::source::MemorySource;
 /// use async_buffered_input::AsyncBufferedInput;
 ///

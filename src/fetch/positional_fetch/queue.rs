@@ -1,0 +1,179 @@
+//! The chunks: bytes received and not handed out yet, the requests in flight after them (in
+//! offset order, contiguous), and the read-ahead that keeps them coming, with its shape.
+
+use std::task::Context;
+
+use bytes::{Buf, Bytes};
+
+use super::PositionalFetch;
+use crate::source::PositionalSource;
+
+/// Held bytes, requests in flight and the read-ahead.
+impl<S: PositionalSource> PositionalFetch<S> {
+    /// Drops every chunk and request, and the spare chunk buffer.
+    pub(super) fn release_held(&mut self) {
+        self.discard_requests();
+        self.drop_spare();
+    }
+
+    /// Drops the received bytes not handed out yet, and gives back their budget.
+    pub(super) fn drop_ready(&mut self) {
+        self.ready = Bytes::new();
+        self.ready_budget = None;
+    }
+
+    /// The read-ahead's initial shape: for a new sequential run.
+    pub(super) fn reset_shape(&mut self) {
+        self.shape = self.read_ahead.map_or((0, 0), |ra| ra.initial_shape());
+    }
+
+    /// The consumer waited for a chunk in flight: an adaptive read-ahead grows its shape
+    /// (`ReadAhead::grown`: the growth rule) and requests what that allows now.
+    pub(super) fn grow(&mut self, cx: &mut Context<'_>) {
+        let Some(read_ahead) = self.read_ahead else {
+            return;
+        };
+        let before = self.shape;
+        self.shape = read_ahead.grown(before);
+        if self.shape != before {
+            tracing::trace!(
+                chunk = self.shape.0,
+                depth = self.shape.1,
+                "read-ahead grows"
+            );
+            self.top_up(cx);
+        }
+    }
+
+    /// The held bytes from `at` on, if `ready` holds any there.
+    pub(super) fn ready_from(&self, at: u64) -> Option<&[u8]> {
+        let skip = at.checked_sub(self.ready_at)?;
+        if skip < self.ready.len() as u64 {
+            Some(&self.ready[skip as usize..])
+        } else {
+            None
+        }
+    }
+
+    /// Drops the held bytes up to `at + n` (`at` is inside them).
+    pub(super) fn consume_ready(&mut self, at: u64, n: usize) {
+        let used = (at - self.ready_at) as usize + n;
+        if used >= self.ready.len() {
+            self.drop_ready(); // release the chunk
+        } else {
+            self.ready.advance(used);
+        }
+        self.ready_at = at + n as u64;
+    }
+
+    pub(super) fn discard_requests(&mut self) {
+        self.requests.clear(); // aborts spawned requests, gives back their budget
+        self.ahead_at = None;
+        self.drop_ready();
+    }
+
+    /// Keeps only the requests that serve `at` and what follows it; if none does, discards all.
+    ///
+    /// Reading ahead, a gap of at most a chunk before the first request (left by a request
+    /// that failed, or a fetch a little before the chunks) is requested on its own instead,
+    /// so the requests after it are kept: a retry asks only for what is missing.
+    pub(super) fn retarget(&mut self, cx: &mut Context<'_>, at: u64) {
+        self.drop_ready();
+        while self.requests.front().is_some_and(|r| r.end() <= at) {
+            self.requests.pop_front();
+        }
+        if let Some(front) = self.requests.front() {
+            let gap = front.at.saturating_sub(at);
+            if gap > 0
+                && gap <= self.shape.0 as u64
+                && self.ahead_at.is_some()
+                && self.requests.len() < self.shape.1
+            {
+                let request = self.request(cx, at, gap as usize);
+                self.requests.push_front(request);
+            }
+        }
+        if self.requests.front().is_some_and(|r| r.at > at) {
+            self.requests.clear();
+        }
+        if self.requests.is_empty() {
+            self.ahead_at = None;
+        }
+    }
+
+    /// Requests read-ahead chunks until `depth` are requested or held, or the view's end.
+    pub(super) fn top_up(&mut self, cx: &mut Context<'_>) {
+        let (Some(_), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
+            return;
+        };
+        let (chunk, depth) = self.shape;
+        let held = usize::from(!self.ready.is_empty());
+        while self.requests.len() + held < depth {
+            let mut len = chunk;
+            if let Some(length) = self.length() {
+                let left = length.saturating_sub(next);
+                if left == 0 {
+                    break;
+                }
+                len = len.min(usize::try_from(left).unwrap_or(usize::MAX));
+            }
+            let Some(end) = next.checked_add(len as u64) else {
+                break;
+            };
+            let budget = match &self.budget {
+                Some(budget) => match budget.try_reserve(len) {
+                    Some(reservation) => Some(reservation),
+                    None => break, // no budget for more now
+                },
+                None => None,
+            };
+            let mut request = self.request(cx, next, len);
+            request.budget = budget;
+            tracing::trace!(at = next, len, "read-ahead request");
+            self.requests.push_back(request);
+            next = end;
+        }
+        self.ahead_at = Some(next);
+    }
+
+    /// How many requests are in flight or completed and not yet consumed.
+    #[cfg(test)]
+    pub(crate) fn requests_in_flight(&self) -> usize {
+        self.requests.len()
+    }
+
+    pub(super) fn debug_assert_invariants(&self) {
+        let mut expected = self.requests.front().map(|r| r.at);
+        for r in &self.requests {
+            debug_assert_eq!(Some(r.at), expected, "requests are not contiguous");
+            expected = r.at.checked_add(r.len as u64);
+        }
+        match (self.ahead_at, self.read_ahead) {
+            (Some(ahead_at), Some(read_ahead)) => {
+                debug_assert!(
+                    self.spare.is_empty(),
+                    "a spare chunk buffer while reading ahead"
+                );
+                let held = usize::from(!self.ready.is_empty());
+                debug_assert!(
+                    self.requests.len() + held <= self.shape.1,
+                    "{} chunks in flight + {held} held > depth {}",
+                    self.requests.len(),
+                    self.shape.1
+                );
+                debug_assert!(self.shape.1 <= read_ahead.depth());
+                if let Some(back) = self.requests.back() {
+                    debug_assert_eq!(back.at + back.len as u64, ahead_at);
+                }
+            }
+            (Some(_), None) => debug_assert!(false, "reading ahead with read-ahead off"),
+            (None, read_ahead) => {
+                debug_assert!(self.requests.len() <= 1, "more than one plain request");
+                debug_assert!(
+                    read_ahead.is_some() || self.spare.is_empty(),
+                    "a chunk buffer without read-ahead"
+                );
+            }
+        }
+    }
+}
