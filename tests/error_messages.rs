@@ -225,3 +225,10 @@ mod http {
         );
     }
 }
+
+#[test]
+fn the_payloads_can_cross_threads() {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<SourceError>();
+    send_sync::<InputError>();
+}
