@@ -77,6 +77,7 @@ pub mod codec;
 mod error;
 pub mod fetch;
 mod input;
+pub mod metrics;
 pub mod source;
 mod stats;
 

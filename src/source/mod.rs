@@ -14,7 +14,9 @@
 //! - [`Retrying`]: any source whose failed requests are retried, as a [`RetryPolicy`] says;
 //! - `Cached` (feature `cache`): any source read through a `BlockCache` of its blocks, shared by
 //!   inputs;
-//! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers.
+//! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers;
+//! - [`Limited`]: any source whose requests wait for a turn from a [`RequestLimiter`] shared by
+//!   every source on one store.
 //!
 //! ```
 //! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
@@ -39,10 +41,13 @@
 #[cfg(feature = "cache")]
 mod block_cache;
 mod file_source;
+mod limited;
+mod limiter_stats;
 mod memory_source;
 #[cfg(feature = "object-store")]
 mod object_store_source;
 mod positional_source;
+mod request_limiter;
 mod retrying;
 mod slow_link;
 mod source_error;
@@ -51,10 +56,13 @@ mod source_error;
 #[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
 pub use block_cache::{BlockCache, BlockCacheStats, Cached};
 pub use file_source::FileSource;
+pub use limited::Limited;
+pub use limiter_stats::LimiterStats;
 pub use memory_source::MemorySource;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use object_store_source::ObjectStoreSource;
 pub use positional_source::PositionalSource;
+pub use request_limiter::RequestLimiter;
 pub use retrying::{RetryPolicy, Retrying};
 pub use slow_link::SlowLink;
