@@ -119,21 +119,18 @@ pub(crate) fn retry() {
 }
 
 /// A hedge sent.
-#[allow(dead_code)] // TEMP
 pub(crate) fn hedge_fired() {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(HEDGES_FIRED).increment(1);
 }
 
 /// A hedge that answered first.
-#[allow(dead_code)] // TEMP
 pub(crate) fn hedge_won() {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(HEDGES_WON).increment(1);
 }
 
 /// A request cut at its deadline.
-#[allow(dead_code)] // TEMP
 pub(crate) fn deadline_hit() {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(DEADLINES_HIT).increment(1);

@@ -16,7 +16,14 @@
 //!   inputs;
 //! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers;
 //! - [`Limited`]: any source whose requests wait for a turn from a [`RequestLimiter`] shared by
-//!   every source on one store.
+//!   every source on one store;
+//! - [`Hedged`]: any source whose slow requests get a second, identical request (a hedge), as a
+//!   [`HedgePolicy`] says;
+//! - [`Deadline`]: any source whose requests fail with `TimedOut` when they take longer than a
+//!   deadline growing with their size.
+//!
+//! For a remote store, compose them as `Cached<Retrying<Hedged<Limited<Deadline<S>>>>>` (why:
+//! see [`Hedged`]).
 //!
 //! ```
 //! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
@@ -40,7 +47,13 @@
 
 #[cfg(feature = "cache")]
 mod block_cache;
+mod deadline;
+mod deadline_stats;
 mod file_source;
+mod hedge_policy;
+mod hedge_stats;
+mod hedged;
+mod latency_window;
 mod limited;
 mod limiter_stats;
 mod memory_source;
@@ -55,7 +68,12 @@ mod source_error;
 #[cfg(feature = "cache")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
 pub use block_cache::{BlockCache, BlockCacheStats, Cached};
+pub use deadline::Deadline;
+pub use deadline_stats::DeadlineStats;
 pub use file_source::FileSource;
+pub use hedge_policy::HedgePolicy;
+pub use hedge_stats::HedgeStats;
+pub use hedged::Hedged;
 pub use limited::Limited;
 pub use limiter_stats::LimiterStats;
 pub use memory_source::MemorySource;
