@@ -94,6 +94,7 @@ pub mod fetch;
 mod input;
 pub mod interop;
 mod memory_budget;
+pub mod metrics;
 pub mod source;
 mod stats;
 

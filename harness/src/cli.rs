@@ -17,6 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::error::chain;
 use crate::plan::{Plan, ReaderKind};
 use crate::plot::write_svg;
+use crate::remote::Remote;
 use crate::run::Event;
 use crate::sources::Source;
 use crate::units::{parse_duration, parse_nonzero_size, parse_nonzero_usize, parse_rate};
@@ -106,6 +107,17 @@ struct Args {
     /// Capacity of the cached reader's block cache, one per cell (blocks of the window's size).
     #[arg(long, value_name = "SIZE", value_parser = parse_nonzero_size)]
     cache_capacity: Option<u64>,
+
+    /// Hedged reads for the readahead and cached readers' positional sources: auto hedges URL
+    /// sources (HTTP, S3), a second request for a read slower than the p95 of recent ones (at
+    /// least 2 ms), at most 5% of reads; off never hedges.
+    #[arg(long, value_name = "auto|off", default_value = "auto", value_parser = parse_hedge)]
+    hedge: Hedge,
+
+    /// At most N requests in flight to each source from the readahead and cached readers (one
+    /// RequestLimiter per source, shared by all cells) [default: no limit].
+    #[arg(long, value_name = "N", value_parser = parse_nonzero_usize)]
+    max_requests: Option<usize>,
 
     /// Page cache reads of the readahead reader's FileSource (Linux): on, cached bytes are
     /// copied at once on the reading thread; off, every chunk is a read on tokio's blocking pool.
@@ -253,9 +265,15 @@ async fn run(args: Args) -> Result<ExitCode, String> {
                 local_source(&args, &path)
             }
         };
-        sources.push(match g.name {
+        let source = match g.name {
             Some(name) => source.named(name),
             None => source,
+        };
+        let hedge = args.hedge == Hedge::Auto && source.is_remote_store();
+        sources.push(if hedge || args.max_requests.is_some() {
+            source.with_remote(Remote::new(hedge, args.max_requests))
+        } else {
+            source
         });
     }
     if sources.is_empty() {
@@ -600,6 +618,23 @@ fn parse_tasks(s: &str) -> Result<usize, String> {
         Ok(0) => Err("a cell needs at least 1 task, got 0".to_string()),
         Ok(n) => Ok(n),
         Err(_) => Err(format!("{s:?} is not a whole number of tasks")),
+    }
+}
+
+/// `--hedge`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hedge {
+    /// Hedge URL sources.
+    Auto,
+    /// Never hedge.
+    Off,
+}
+
+fn parse_hedge(text: &str) -> Result<Hedge, String> {
+    match text {
+        "auto" => Ok(Hedge::Auto),
+        "off" => Ok(Hedge::Off),
+        _ => Err(format!("expected auto or off, not {text:?}")),
     }
 }
 

@@ -103,6 +103,7 @@ mod limit;
 mod plan;
 pub mod plot;
 mod readers;
+mod remote;
 mod report;
 mod run;
 mod sources;
@@ -116,6 +117,7 @@ mod write;
 
 pub use counting::{CountingPositionalSource, CountingSource};
 pub use plan::{Cell, Plan, ReaderKind};
+pub use remote::{Remote, RemoteCounts};
 pub use report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
 pub use run::Event;
 pub use sources::{BoxPositionalSource, BoxSource, ReadSeek, Source};

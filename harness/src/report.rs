@@ -10,6 +10,7 @@ use async_buffered_input::fetch::ReadAhead;
 use serde_json::{json, Value};
 
 use crate::plan::{Cell, ReaderKind};
+use crate::remote::RemoteCounts;
 use crate::timing::Latency;
 use crate::units::{seconds, significant};
 use crate::verify::Mismatch;
@@ -96,6 +97,7 @@ impl Report {
     /// `bytes_fetched_per_byte_used` ([`CellReport::fetched_per_used`]), `verify_reads`, `checksum`
     /// (a hex string: JSON numbers lose 64-bit precision in many readers), `verified`,
     /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `cache_capacity`,
+    /// `source_requests`, `hedges_fired`, `hedges_won` (with [`Remote`](crate::Remote)),
     /// `limit_bytes_per_second`,
     /// `ratio_to_limit`, `ratio_to_buffered`, `holds_pattern`, `reference_reads`,
     /// `repetitions`, `seed`.
@@ -216,6 +218,9 @@ impl Report {
                         "depth": ahead.depth(),
                     })),
                     "cache_capacity": r.cache_capacity,
+                    "source_requests": r.remote.map(|c| c.store_requests()),
+                    "hedges_fired": r.remote.map(|c| c.hedges_fired),
+                    "hedges_won": r.remote.map(|c| c.hedges_won),
                     "ratio_to_limit": source.ratio_to_limit(r),
                     "ratio_to_buffered": source.ratio_to_buffered(r),
                 })
@@ -223,6 +228,11 @@ impl Report {
         };
         if let (Value::Object(all), Value::Object(these)) = (&mut value, fields) {
             all.extend(these);
+        }
+        if let Value::Object(all) = &mut value {
+            for field in ["source_requests", "hedges_fired", "hedges_won"] {
+                all.entry(field).or_insert(Value::Null);
+            }
         }
         value
     }
@@ -474,6 +484,10 @@ pub struct CellReport {
     /// [cached reader](ReaderKind::Cached)'s tasks share (one per cell); `None` for the other
     /// readers.
     pub cache_capacity: Option<u64>,
+    /// For the read-ahead and cached readers of a source read through a
+    /// [`Remote`](crate::Remote) (`--hedge`, `--max-requests`): the reads its hedged sources
+    /// were asked, the hedges they sent and won. `None` otherwise.
+    pub remote: Option<RemoteCounts>,
 }
 
 impl CellReport {
@@ -521,6 +535,15 @@ impl fmt::Display for CellReport {
             seconds(self.seconds()),
             significant(self.bytes_per_second().round(), 1)
         )?;
+        if let Some(remote) = self.remote {
+            write!(
+                f,
+                " ({} source requests, {} hedges, {} won)",
+                remote.store_requests(),
+                remote.hedges_fired,
+                remote.hedges_won
+            )?;
+        }
         if !self.complete {
             f.write_str(" (partial: time budget ran out)")?;
         }

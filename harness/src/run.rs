@@ -14,6 +14,7 @@ use crate::error::{chain, context};
 use crate::limit::{time_limit, verify_limit, LimitTimed, LIMIT_READ};
 use crate::plan::{Cell, Plan, ReaderKind};
 use crate::readers::{each_reader, Counts, Readers, RequestReader};
+use crate::remote::{Remote, RemoteCounts};
 use crate::report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
 use crate::sources::Source;
 use crate::timing::{Latency, Meter};
@@ -252,6 +253,7 @@ impl Plan {
                 budget,
             });
             let requests = Arc::new(self.requests_of(&cell, file_len));
+            let remote_before = source.remote().map(Remote::counts);
             // A cell that fails is reported as failed, and the run goes on: one reader a
             // backend refuses does not void the comparison.
             let measured = async {
@@ -269,6 +271,15 @@ impl Plan {
                 })
             }
             .await;
+            // The cell's sources report their counts when dropped; aborted read-ahead tasks
+            // drop theirs once they run again.
+            for _ in 0..8 {
+                tokio::task::yield_now().await;
+            }
+            let remote = source
+                .remote()
+                .zip(remote_before)
+                .map(|(remote, before)| remote.counts().since(before));
             let (elapsed, tasks, error) = match measured {
                 Ok((elapsed, tasks)) => (elapsed, tasks, None),
                 Err(e) => (Duration::ZERO, Vec::new(), Some(chain(&e))),
@@ -286,6 +297,7 @@ impl Plan {
                 elapsed,
                 tasks,
                 error,
+                remote,
             });
         }
         Ok(SourceTimed {
@@ -425,6 +437,8 @@ struct CellTimed {
     tasks: Vec<TaskTimed>,
     // Why the timed pass failed, if it did: then `tasks` is empty and there is nothing to verify.
     error: Option<String>,
+    // What the positional sources sent to the store, with `Source::with_remote`.
+    remote: Option<RemoteCounts>,
 }
 
 /// What one task of a timed pass measured.
@@ -597,6 +611,7 @@ fn cell_report(
         complete,
         read_ahead: cell.reader.uses_read_ahead().then_some(plan.read_ahead),
         cache_capacity: (cell.reader == ReaderKind::Cached).then_some(plan.cache_capacity),
+        remote: timed.remote.filter(|_| cell.reader.uses_positional()),
     }
 }
 

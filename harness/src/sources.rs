@@ -18,6 +18,7 @@ use tokio::io::{AsyncRead, AsyncSeek, AsyncSeekExt};
 use url::Url;
 
 use crate::error::context;
+use crate::remote::Remote;
 use crate::truth::Reference;
 use crate::units::significant;
 
@@ -69,6 +70,8 @@ pub struct Source {
     page_cache_reads: bool,
     // For a file: open it with `O_DIRECT`.
     direct: bool,
+    // Hedging and a request limiter for the positional form (`with_remote`).
+    remote: Option<Remote>,
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -449,6 +452,35 @@ impl Source {
     ///
     /// Cancel safe: dropping the future drops whatever it had opened.
     pub async fn open_positional(&self) -> io::Result<BoxPositionalSource> {
+        let source = self.open_positional_plain().await?;
+        Ok(match &self.remote {
+            Some(remote) => remote.wrap(source),
+            None => source,
+        })
+    }
+
+    /// Reads the positional form through `remote` (hedged reads, a request limiter): the
+    /// read-ahead and cached readers then see a remote store as a service would read it.
+    pub fn with_remote(mut self, remote: Remote) -> Self {
+        self.remote = Some(remote);
+        self
+    }
+
+    /// The hedging and request limiter of the positional form, if any.
+    pub fn remote(&self) -> Option<&Remote> {
+        self.remote.as_ref()
+    }
+
+    /// Whether this is a URL source (HTTP, S3): `--hedge auto` hedges those.
+    pub fn is_remote_store(&self) -> bool {
+        #[cfg(feature = "object-store")]
+        if matches!(self.kind, Kind::ObjectStore(_)) {
+            return true;
+        }
+        false
+    }
+
+    async fn open_positional_plain(&self) -> io::Result<BoxPositionalSource> {
         if let Some(open) = &self.positional {
             return open().await;
         }
@@ -541,6 +573,7 @@ impl Source {
             positional: None,
             page_cache_reads: true,
             direct: false,
+            remote: None,
         }
     }
 

@@ -132,7 +132,7 @@ fn cells(rows: &[Value]) -> Vec<&Value> {
     rows.iter().filter(|r| r["row"] == "read").collect()
 }
 
-const FIELDS: [&str; 40] = [
+const FIELDS: [&str; 43] = [
     "source",
     "source_name",
     "file_len",
@@ -166,6 +166,9 @@ const FIELDS: [&str; 40] = [
     "budget_seconds",
     "read_ahead",
     "cache_capacity",
+    "source_requests",
+    "hedges_fired",
+    "hedges_won",
     "limit_bytes_per_second",
     "ratio_to_limit",
     "ratio_to_buffered",

@@ -14,7 +14,16 @@
 //! - [`Retrying`]: any source whose failed requests are retried, as a [`RetryPolicy`] says;
 //! - `Cached` (feature `cache`): any source read through a `BlockCache` of its blocks, shared by
 //!   inputs;
-//! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers.
+//! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers;
+//! - [`Limited`]: any source whose requests wait for a turn from a [`RequestLimiter`] shared by
+//!   every source on one store;
+//! - [`Hedged`]: any source whose slow requests get a second, identical request (a hedge), as a
+//!   [`HedgePolicy`] says;
+//! - [`Deadline`]: any source whose requests fail with `TimedOut` when they take longer than a
+//!   deadline growing with their size.
+//!
+//! For a remote store, compose them as `Cached<Retrying<Hedged<Limited<Deadline<S>>>>>` (why:
+//! see [`Hedged`]).
 //!
 //! ```
 //! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
@@ -38,13 +47,22 @@
 
 #[cfg(feature = "cache")]
 mod block_cache;
+mod deadline;
+mod deadline_stats;
 mod file_source;
+mod hedge_policy;
+mod hedge_stats;
+mod hedged;
+mod latency_window;
+mod limited;
+mod limiter_stats;
 mod memory_source;
 #[cfg(feature = "object-store")]
 mod object_store_error;
 #[cfg(feature = "object-store")]
 mod object_store_source;
 mod positional_source;
+mod request_limiter;
 mod retrying;
 mod slow_link;
 mod source_error;
@@ -52,12 +70,20 @@ mod source_error;
 #[cfg(feature = "cache")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
 pub use block_cache::{BlockCache, BlockCacheStats, Cached};
+pub use deadline::Deadline;
+pub use deadline_stats::DeadlineStats;
 pub use file_source::FileSource;
+pub use hedge_policy::HedgePolicy;
+pub use hedge_stats::HedgeStats;
+pub use hedged::Hedged;
+pub use limited::Limited;
+pub use limiter_stats::LimiterStats;
 pub use memory_source::MemorySource;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use object_store_source::ObjectStoreSource;
 pub use positional_source::PositionalSource;
+pub use request_limiter::RequestLimiter;
 pub use retrying::{RetryPolicy, Retrying};
 pub use slow_link::SlowLink;
 pub use source_error::SourceError;

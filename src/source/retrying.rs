@@ -140,6 +140,7 @@ impl<S> Retrying<S> {
                     }
                     let wait = self.policy.backoff(failures);
                     tracing::debug!(failures, ?wait, error = %e, "retrying a request");
+                    crate::metrics::retry();
                     tokio::time::sleep(wait).await;
                 }
             }

@@ -1,0 +1,165 @@
+//! [`Remote`]: how a source's positional form is read as a remote store's: hedged reads
+//! (`--hedge`) and one request limiter (`--max-requests`), with counters for the report.
+
+use std::fmt;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use async_buffered_input::source::{HedgePolicy, Hedged, PositionalSource, RequestLimiter};
+use bytes::Bytes;
+
+use crate::sources::BoxPositionalSource;
+
+/// Hedged reads and a request limiter for a [`Source`](crate::Source)'s positional form (the
+/// read-ahead and cached readers), as `Hedged<Limited<S>>`.
+///
+/// Every positional source a cell opens is wrapped; the counts of all of them add up in
+/// [`counts`](Self::counts), so a cell's share is the difference of two readings.
+#[derive(Clone, Default)]
+pub struct Remote {
+    hedge: bool,
+    limiter: Option<RequestLimiter>,
+    totals: Arc<Totals>,
+}
+
+#[derive(Debug, Default)]
+struct Totals {
+    reads: AtomicU64,
+    hedges_fired: AtomicU64,
+    hedges_won: AtomicU64,
+}
+
+/// What the positional sources of a [`Remote`] sent to the store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteCounts {
+    /// Reads asked of the hedged source (each one request, plus its hedge if it had one).
+    pub reads: u64,
+    /// Hedges sent.
+    pub hedges_fired: u64,
+    /// Hedges that answered first.
+    pub hedges_won: u64,
+}
+
+impl RemoteCounts {
+    /// Requests that reached the store: reads and their hedges.
+    pub fn store_requests(&self) -> u64 {
+        self.reads + self.hedges_fired
+    }
+
+    /// The counts since `earlier`.
+    pub fn since(self, earlier: RemoteCounts) -> RemoteCounts {
+        RemoteCounts {
+            reads: self.reads.saturating_sub(earlier.reads),
+            hedges_fired: self.hedges_fired.saturating_sub(earlier.hedges_fired),
+            hedges_won: self.hedges_won.saturating_sub(earlier.hedges_won),
+        }
+    }
+}
+
+impl Remote {
+    /// Hedged reads with the default [`HedgePolicy`] (p95 delay, at least 2 ms, at most 5%
+    /// hedges) if `hedge`; at most `max_requests` requests in flight over all the cells' sources
+    /// (`None`: no limit).
+    ///
+    /// # Panics
+    ///
+    /// If `max_requests` is `Some(0)`.
+    pub fn new(hedge: bool, max_requests: Option<usize>) -> Self {
+        Self {
+            hedge,
+            limiter: max_requests.map(RequestLimiter::new),
+            totals: Arc::default(),
+        }
+    }
+
+    /// Whether reads are hedged.
+    pub fn hedges(&self) -> bool {
+        self.hedge
+    }
+
+    /// The request limiter, if there is one.
+    pub fn limiter(&self) -> Option<&RequestLimiter> {
+        self.limiter.as_ref()
+    }
+
+    /// The counts of every source wrapped so far and since dropped.
+    pub fn counts(&self) -> RemoteCounts {
+        RemoteCounts {
+            reads: self.totals.reads.load(Ordering::Relaxed),
+            hedges_fired: self.totals.hedges_fired.load(Ordering::Relaxed),
+            hedges_won: self.totals.hedges_won.load(Ordering::Relaxed),
+        }
+    }
+
+    /// `source` hedged and limited as this says.
+    pub(crate) fn wrap(&self, source: BoxPositionalSource) -> BoxPositionalSource {
+        let limited = match &self.limiter {
+            Some(limiter) => BoxPositionalSource::new(limiter.wrap(source)),
+            None => source,
+        };
+        let policy = if self.hedge {
+            HedgePolicy::default()
+        } else {
+            HedgePolicy::default().with_budget(0.0)
+        };
+        BoxPositionalSource::new(Reporting {
+            inner: Hedged::new(limited, policy),
+            totals: Arc::clone(&self.totals),
+        })
+    }
+}
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Remote")
+            .field("hedge", &self.hedge)
+            .field("limiter", &self.limiter)
+            .field("counts", &self.counts())
+            .finish()
+    }
+}
+
+/// A hedged source that adds its counts to the totals when dropped.
+struct Reporting {
+    inner: Hedged<BoxPositionalSource>,
+    totals: Arc<Totals>,
+}
+
+impl Drop for Reporting {
+    fn drop(&mut self) {
+        let stats = self.inner.stats();
+        let t = &self.totals;
+        t.reads.fetch_add(stats.requests, Ordering::Relaxed);
+        t.hedges_fired
+            .fetch_add(stats.hedges_fired, Ordering::Relaxed);
+        t.hedges_won.fetch_add(stats.hedges_won, Ordering::Relaxed);
+    }
+}
+
+impl PositionalSource for Reporting {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        self.inner.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.inner.len().await
+    }
+
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        self.inner.try_read_at(offset, buf)
+    }
+
+    fn resource(&self) -> Option<String> {
+        self.inner.resource()
+    }
+
+    fn description(&self) -> String {
+        self.inner.description()
+    }
+
+    fn release_buffers(&self) {
+        self.inner.release_buffers();
+    }
+}

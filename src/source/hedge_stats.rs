@@ -1,0 +1,18 @@
+use std::time::Duration;
+
+/// What a [`Hedged`](crate::source::Hedged) source has done.
+///
+/// New counters may be added, so build one with `HedgeStats::default()` rather than a struct
+/// literal.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HedgeStats {
+    /// Reads asked of the hedged source (each is one request, plus one more if hedged).
+    pub requests: u64,
+    /// Hedges sent: second requests for reads not answered within the delay.
+    pub hedges_fired: u64,
+    /// Hedges that answered first (their first request was dropped).
+    pub hedges_won: u64,
+    /// The delay after which a request is hedged now (`None`: still learning).
+    pub delay: Option<Duration>,
+}

@@ -1,0 +1,304 @@
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use super::hedge_policy::HedgeDelay;
+use super::latency_window::LatencyWindow;
+use super::{HedgePolicy, HedgeStats, PositionalSource};
+use crate::metrics;
+
+/// A [`PositionalSource`] wrapper that sends a second, identical request for a read its inner
+/// source has not answered within a delay, keeps both alive, and returns whichever answers
+/// first; the other is dropped.
+///
+/// One request in a hundred to an object store can take a hundred times the usual latency (a
+/// slow disk, a busy node, a lost packet): those stragglers set the tail of everything built
+/// on the reads. A hedge sent after the usual latency almost always answers in the usual
+/// latency. The [`HedgePolicy`] says when (a delay learned from recent latencies, p95 by
+/// default, or fixed) and how many (at most 5% of requests by default, so hedging cannot
+/// double the load of a store that is slow because it is busy).
+///
+/// If one of the two requests fails, the other is awaited; the read fails only if both do (with
+/// the first request's error). [`len`](PositionalSource::len) is not hedged (an input asks it
+/// once).
+///
+/// # Composing
+///
+/// From the outside in: `Cached<Retrying<Hedged<Limited<Deadline<S>>>>>`.
+/// - [`Cached`](crate::source::Cached) on top: hits never reach the store.
+/// - [`Retrying`](crate::source::Retrying) above `Hedged`: a retry is hedged too, and a read
+///   is retried only when both of its requests failed.
+/// - [`Limited`](crate::source::Limited) below `Hedged`: every request, hedges included, takes
+///   a turn from the store's [`RequestLimiter`](crate::source::RequestLimiter). (The learned delay
+///   then includes the wait for a turn; a store at its limit therefore looks slower, and the
+///   budget is what keeps hedges from piling on.)
+/// - [`Deadline`](crate::source::Deadline) innermost: each request's deadline counts the store's
+///   time only, not the wait for a turn, and a stalled request becomes a `TimedOut` error that
+///   `Retrying` retries.
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::source::{Deadline, HedgePolicy, Hedged, MemorySource, RequestLimiter, RetryPolicy, Retrying};
+/// use std::time::Duration;
+///
+/// let limiter = RequestLimiter::for_remote();
+/// let store = MemorySource::new(vec![0u8; 1000]); // an ObjectStoreSource in real life
+/// let source = Retrying::new(
+///     Hedged::new(
+///         limiter.wrap(Deadline::new(store, Duration::from_secs(2), 1 << 20)),
+///         HedgePolicy::default(),
+///     ),
+///     RetryPolicy::default(),
+/// );
+/// # let _ = source;
+/// ```
+pub struct Hedged<S> {
+    inner: S,
+    policy: HedgePolicy,
+    latencies: Option<LatencyWindow>,
+    // Hedges that may be sent, in millionths; at most `MAX_BURST` whole ones.
+    tokens: AtomicU64,
+    requests: AtomicU64,
+    hedges_fired: AtomicU64,
+    hedges_won: AtomicU64,
+}
+
+/// One hedge token in `tokens`' units.
+const TOKEN: u64 = 1_000_000;
+
+impl<S> Hedged<S> {
+    /// Wraps `inner`, hedging as `policy` says.
+    pub fn new(inner: S, policy: HedgePolicy) -> Self {
+        let latencies = match policy.delay() {
+            HedgeDelay::Fixed(_) => None,
+            HedgeDelay::Learned {
+                quantile, window, ..
+            } => Some(LatencyWindow::new(quantile, window)),
+        };
+        Self {
+            inner,
+            policy,
+            latencies,
+            tokens: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+            hedges_fired: AtomicU64::new(0),
+            hedges_won: AtomicU64::new(0),
+        }
+    }
+
+    /// The wrapped source.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> HedgePolicy {
+        self.policy
+    }
+
+    /// What it has done so far.
+    pub fn stats(&self) -> HedgeStats {
+        HedgeStats {
+            requests: self.requests.load(Ordering::Relaxed),
+            hedges_fired: self.hedges_fired.load(Ordering::Relaxed),
+            hedges_won: self.hedges_won.load(Ordering::Relaxed),
+            delay: self.delay(),
+        }
+    }
+
+    /// The delay after which a request is hedged now; `None` while learning.
+    fn delay(&self) -> Option<Duration> {
+        match self.policy.delay() {
+            HedgeDelay::Fixed(delay) => Some(delay),
+            HedgeDelay::Learned { floor, .. } => self
+                .latencies
+                .as_ref()
+                .and_then(LatencyWindow::quantile)
+                .map(|q| q.max(floor)),
+        }
+    }
+
+    /// Credits the budget for one request.
+    fn credit(&self) {
+        let credit = (self.policy.budget() * TOKEN as f64) as u64;
+        let cap = (HedgePolicy::MAX_BURST * TOKEN as f64) as u64;
+        let _ = self
+            .tokens
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                Some(t.saturating_add(credit).min(cap))
+            });
+    }
+
+    /// Spends one hedge from the budget, if there is one.
+    fn take_token(&self) -> bool {
+        self.tokens
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                t.checked_sub(TOKEN)
+            })
+            .is_ok()
+    }
+
+    fn record(&self, started: Instant) {
+        if let Some(latencies) = &self.latencies {
+            latencies.record(started.elapsed());
+        }
+    }
+}
+
+impl<S: PositionalSource> Hedged<S> {
+    /// Runs `first`; if it has not answered after the delay and the budget allows, runs a second
+    /// request from `again` too, and returns the first success (or, if both fail, the first
+    /// request's error).
+    async fn hedge<F>(&self, first: F, again: impl FnOnce() -> F) -> io::Result<Bytes>
+    where
+        F: Future<Output = io::Result<Bytes>>,
+    {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.credit();
+        let started = Instant::now();
+        let mut first = pin!(first);
+        let Some(delay) = self.delay() else {
+            let result = first.await;
+            if result.is_ok() {
+                self.record(started);
+            }
+            return result;
+        };
+        let first_result = tokio::select! {
+            biased;
+            result = &mut first => Some(result),
+            () = tokio::time::sleep(delay) => None,
+        };
+        if let Some(result) = first_result {
+            if result.is_ok() {
+                self.record(started);
+            }
+            return result;
+        }
+        if !self.take_token() {
+            let result = first.await;
+            if result.is_ok() {
+                self.record(started);
+            }
+            return result;
+        }
+        self.hedges_fired.fetch_add(1, Ordering::Relaxed);
+        metrics::hedge_fired();
+        tracing::trace!(?delay, "hedging a slow request");
+        let hedge_started = Instant::now();
+        let mut second = pin!(again());
+        // Each is polled until it answers; a failure waits for the other.
+        let mut first_error: Option<io::Error> = None;
+        let mut first_done = false;
+        let mut second_done = false;
+        std::future::poll_fn(|cx| {
+            if !first_done {
+                if let Poll::Ready(result) = first.as_mut().poll(cx) {
+                    first_done = true;
+                    match result {
+                        Ok(data) => {
+                            self.record(started);
+                            return Poll::Ready(Ok(data));
+                        }
+                        Err(e) => first_error = Some(e),
+                    }
+                }
+            }
+            if !second_done {
+                if let Poll::Ready(result) = second.as_mut().poll(cx) {
+                    second_done = true;
+                    match result {
+                        Ok(data) => {
+                            self.record(hedge_started);
+                            self.hedges_won.fetch_add(1, Ordering::Relaxed);
+                            metrics::hedge_won();
+                            return Poll::Ready(Ok(data));
+                        }
+                        Err(e) => {
+                            if first_done {
+                                return Poll::Ready(Err(first_error.take().unwrap_or(e)));
+                            }
+                            tracing::debug!(error = %e, "a hedge failed; waiting for the first request");
+                        }
+                    }
+                }
+            }
+            if first_done && second_done {
+                // Both failed; the first's error was kept (the second's is only logged).
+                return Poll::Ready(Err(first_error.take().unwrap_or_else(|| {
+                    io::Error::other("a hedged read failed with no error kept")
+                })));
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+impl<S: PositionalSource> PositionalSource for Hedged<S> {
+    /// The inner source's bytes; hedged by a second request if the first is slow.
+    ///
+    /// # Errors
+    ///
+    /// The first request's error, when both requests failed (or only one was sent and it
+    /// failed).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future drops both requests; only the counters and the budget
+    /// remember it.
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        self.hedge(self.inner.read_at(offset, len), || {
+            self.inner.read_at(offset, len)
+        })
+        .await
+    }
+
+    /// The inner source's length, not hedged.
+    ///
+    /// # Errors
+    ///
+    /// The inner source's.
+    ///
+    /// # Cancel safety
+    ///
+    /// The inner source's.
+    async fn len(&self) -> io::Result<u64> {
+        self.inner.len().await
+    }
+
+    /// The inner source's (it never waits, so there is nothing to hedge).
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        self.inner.try_read_at(offset, buf)
+    }
+
+    fn resource(&self) -> Option<String> {
+        self.inner.resource()
+    }
+
+    fn description(&self) -> String {
+        self.inner.description()
+    }
+
+    fn release_buffers(&self) {
+        self.inner.release_buffers();
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for Hedged<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hedged")
+            .field("inner", &self.inner)
+            .field("policy", &self.policy)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}

@@ -1,0 +1,359 @@
+//! `Hedged` and `Deadline`, on deterministic sources under tokio's paused clock: a slow first
+//! request is beaten by its hedge, the loser is dropped, hedges never exceed the budget, a
+//! stalled request hits its deadline and `Retrying` recovers, and dropped reads leave nothing
+//! behind.
+
+mod common;
+
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_buffered_input::source::{
+    Deadline, HedgePolicy, Hedged, MemorySource, PositionalSource, RetryPolicy, Retrying,
+};
+use bytes::Bytes;
+use tokio::time::Instant;
+
+/// A source whose n-th request takes `latency(n)` (`None`: never answers), and that counts its
+/// requests and how many are alive (sent and not yet answered or dropped).
+struct Scripted {
+    data: MemorySource,
+    latency: Box<dyn Fn(usize) -> Option<Duration> + Send + Sync>,
+    sent: AtomicUsize,
+    alive: AtomicUsize,
+    // (request number, when it was sent)
+    log: Mutex<Vec<(usize, Instant)>>,
+}
+
+impl Scripted {
+    fn new(latency: impl Fn(usize) -> Option<Duration> + Send + Sync + 'static) -> Self {
+        Self {
+            data: MemorySource::new(common::pattern_vec(1 << 16)),
+            latency: Box::new(latency),
+            sent: AtomicUsize::new(0),
+            alive: AtomicUsize::new(0),
+            log: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn sent(&self) -> usize {
+        self.sent.load(Ordering::SeqCst)
+    }
+
+    fn alive(&self) -> usize {
+        self.alive.load(Ordering::SeqCst)
+    }
+}
+
+struct Alive<'a>(&'a AtomicUsize);
+
+impl Drop for Alive<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl PositionalSource for Scripted {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        let n = self.sent.fetch_add(1, Ordering::SeqCst);
+        self.log.lock().unwrap().push((n, Instant::now()));
+        self.alive.fetch_add(1, Ordering::SeqCst);
+        let _alive = Alive(&self.alive);
+        match (self.latency)(n) {
+            Some(latency) => tokio::time::sleep(latency).await,
+            None => std::future::pending().await,
+        }
+        self.data.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.data.len().await
+    }
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn expected(offset: usize, len: usize) -> Vec<u8> {
+    common::pattern_vec(1 << 16)[offset..offset + len].to_vec()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_first_request_is_beaten_by_the_hedge_and_dropped() {
+    // The first request takes 1 s, the hedge 5 ms; hedge after 10 ms.
+    let source = Hedged::new(
+        Scripted::new(|n| Some(if n == 0 { ms(1000) } else { ms(5) })),
+        HedgePolicy::fixed(ms(10)).with_budget(1.0),
+    );
+    let t0 = Instant::now();
+    let data = source.read_at(100, 50).await.unwrap();
+    assert_eq!(data[..], expected(100, 50)[..]);
+    assert_eq!(
+        t0.elapsed(),
+        ms(15),
+        "answered by the hedge: 10 ms delay + 5 ms"
+    );
+    let stats = source.stats();
+    assert_eq!(
+        (stats.requests, stats.hedges_fired, stats.hedges_won),
+        (1, 1, 1)
+    );
+    assert_eq!(source.get_ref().sent(), 2);
+    assert_eq!(
+        source.get_ref().alive(),
+        0,
+        "the slow first request was dropped"
+    );
+    let log = source.get_ref().log.lock().unwrap().clone();
+    assert_eq!(
+        log[1].1 - log[0].1,
+        ms(10),
+        "the hedge was sent after the delay"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn when_the_first_answers_first_the_hedge_is_dropped() {
+    let source = Hedged::new(
+        Scripted::new(|n| Some(if n == 0 { ms(20) } else { ms(1000) })),
+        HedgePolicy::fixed(ms(10)).with_budget(1.0),
+    );
+    let t0 = Instant::now();
+    let data = source.read_at(0, 10).await.unwrap();
+    assert_eq!(data[..], expected(0, 10)[..]);
+    assert_eq!(t0.elapsed(), ms(20));
+    let stats = source.stats();
+    assert_eq!((stats.hedges_fired, stats.hedges_won), (1, 0));
+    assert_eq!(source.get_ref().alive(), 0, "the slow hedge was dropped");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fast_request_is_not_hedged() {
+    let source = Hedged::new(
+        Scripted::new(|_| Some(ms(3))),
+        HedgePolicy::fixed(ms(10)).with_budget(1.0),
+    );
+    for _ in 0..10 {
+        source.read_at(0, 10).await.unwrap();
+    }
+    assert_eq!(source.stats().hedges_fired, 0);
+    assert_eq!(source.get_ref().sent(), 10);
+}
+
+#[tokio::test(start_paused = true)]
+async fn hedges_never_exceed_the_budget() {
+    // Every request is slow, so every one would be hedged without a budget.
+    let source = Hedged::new(
+        Scripted::new(|_| Some(ms(50))),
+        HedgePolicy::fixed(ms(1)).with_budget(0.05),
+    );
+    for i in 1..=1000u64 {
+        source.read_at(0, 10).await.unwrap();
+        let stats = source.stats();
+        assert!(
+            stats.hedges_fired as f64 <= 0.05 * i as f64 + 1e-9,
+            "{} hedges after {i} requests",
+            stats.hedges_fired
+        );
+    }
+    assert_eq!(source.stats().hedges_fired, 50, "the budget is used");
+
+    // The same with 1000 requests at once.
+    let source = Hedged::new(
+        Scripted::new(|_| Some(ms(50))),
+        HedgePolicy::fixed(ms(1)).with_budget(0.05),
+    );
+    let reads = (0..1000).map(|_| source.read_at(0, 10));
+    for result in futures_join_all(reads).await {
+        result.unwrap();
+    }
+    let stats = source.stats();
+    assert_eq!(stats.requests, 1000);
+    assert!(stats.hedges_fired <= 50, "{stats:?}");
+    assert_eq!(source.get_ref().sent() as u64, 1000 + stats.hedges_fired);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_learned_delay_follows_recent_latencies() {
+    // 2 ms usually, 200 ms for every 50th request.
+    let source = Hedged::new(
+        Scripted::new(|n| Some(if n % 50 == 49 { ms(200) } else { ms(2) })),
+        HedgePolicy::default(),
+    );
+    assert_eq!(source.stats().delay, None, "nothing learned yet");
+    let mut slowest = Duration::ZERO;
+    for _ in 0..500 {
+        let t0 = Instant::now();
+        source.read_at(0, 10).await.unwrap();
+        slowest = slowest.max(t0.elapsed());
+    }
+    let stats = source.stats();
+    // The p95 of the latencies is 2 ms (the floor).
+    assert_eq!(stats.delay, Some(ms(2)), "{stats:?}");
+    assert_eq!(
+        stats.hedges_won, 10,
+        "the 10 stragglers were hedged: {stats:?}"
+    );
+    assert!(stats.hedges_fired as f64 <= 0.05 * 500.0);
+    // Later stragglers take ~4 ms too.
+    let t0 = Instant::now();
+    for _ in 0..50 {
+        let t = Instant::now();
+        source.read_at(0, 10).await.unwrap();
+        assert!(t.elapsed() <= ms(5), "a read took {:?}", t.elapsed());
+    }
+    assert!(t0.elapsed() < ms(250));
+    // Every straggler came after 20 answers, so each was hedged.
+    assert!(slowest <= ms(5), "a straggler was not hedged: {slowest:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_failed_request_waits_for_the_other() {
+    struct FirstFails(Scripted);
+    impl PositionalSource for FirstFails {
+        async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+            let n = self.0.sent();
+            let data = self.0.read_at(offset, len).await;
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::ConnectionReset, "first"));
+            }
+            data
+        }
+        async fn len(&self) -> io::Result<u64> {
+            self.0.len().await
+        }
+    }
+    // The first fails at 20 ms, after the hedge was sent (10 ms); the hedge answers at 40 ms.
+    let source = Hedged::new(
+        FirstFails(Scripted::new(|n| {
+            Some(if n == 0 { ms(20) } else { ms(30) })
+        })),
+        HedgePolicy::fixed(ms(10)).with_budget(1.0),
+    );
+    let t0 = Instant::now();
+    let data = source.read_at(0, 10).await.unwrap();
+    assert_eq!(data[..], expected(0, 10)[..]);
+    assert_eq!(t0.elapsed(), ms(40));
+    assert_eq!(source.stats().hedges_won, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_request_hits_its_deadline_and_retrying_recovers() {
+    // The first request never answers; the second answers in 1 ms.
+    let deadline = Deadline::new(
+        Scripted::new(|n| if n == 0 { None } else { Some(ms(1)) }),
+        ms(100),
+        1_000_000,
+    );
+    assert_eq!(deadline.deadline(1000), ms(101), "base + 1000 B at 1 MB/s");
+    let source = Retrying::new(deadline, RetryPolicy::new(3).with_backoff(ms(10), ms(10)));
+    let t0 = Instant::now();
+    let data = source.read_at(0, 1000).await.unwrap();
+    assert_eq!(data[..], expected(0, 1000)[..]);
+    assert_eq!(
+        t0.elapsed(),
+        ms(101 + 10 + 1),
+        "deadline, backoff, second request"
+    );
+    let inner = source.get_ref();
+    assert_eq!(inner.stats().deadlines_hit, 1);
+    assert_eq!(inner.stats().requests, 2);
+    assert_eq!(
+        inner.get_ref().alive(),
+        0,
+        "the stalled request was dropped"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deadline_error_is_timed_out_and_says_what_was_asked() {
+    let source = Deadline::new(Scripted::new(|_| None), ms(50), 1 << 20);
+    let err = source.read_at(4096, 100).await.unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+    assert!(RetryPolicy::is_transient(err.kind()));
+    let message = err.to_string();
+    assert!(message.contains("100 bytes at offset 4096"), "{message}");
+    let cause = std::error::Error::source(&err).unwrap().to_string();
+    assert!(cause.contains("deadline"), "{cause}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_grows_with_the_size() {
+    // 1 MB/s: 65 kB gets 50 ms + 65 ms, 100 B about 50 ms; requests answer in 110 ms.
+    let source = Deadline::new(Scripted::new(|_| Some(ms(110))), ms(50), 1_000_000);
+    assert_eq!(
+        source.read_at(0, 100).await.unwrap_err().kind(),
+        io::ErrorKind::TimedOut
+    );
+    assert_eq!(source.read_at(0, 65_000).await.unwrap().len(), 65_000);
+    assert_eq!(source.stats().deadlines_hit, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_whole_stack_hedges_and_retries_stalls() {
+    // Request 0 stalls forever, 1 (its hedge) too, 2 (the retry) answers in 2 ms.
+    let stack = Retrying::new(
+        Hedged::new(
+            Deadline::new(
+                Scripted::new(|n| if n < 2 { None } else { Some(ms(2)) }),
+                ms(100),
+                1 << 20,
+            ),
+            HedgePolicy::fixed(ms(10)).with_budget(1.0),
+        ),
+        RetryPolicy::new(3).with_backoff(ms(5), ms(5)),
+    );
+    let data = stack.read_at(10, 10).await.unwrap();
+    assert_eq!(data[..], expected(10, 10)[..]);
+    let hedged = stack.get_ref();
+    assert_eq!(hedged.get_ref().stats().deadlines_hit, 2);
+    assert_eq!(hedged.stats().hedges_fired, 1);
+    assert_eq!(hedged.get_ref().get_ref().alive(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_hedged_read_drops_both_requests() {
+    let source = Hedged::new(
+        Scripted::new(|n| Some(if n < 2 { ms(1000) } else { ms(1) })),
+        HedgePolicy::fixed(ms(10)).with_budget(1.0),
+    );
+    {
+        let read = source.read_at(0, 10);
+        // Run it past the hedge delay, then drop it.
+        let result = tokio::time::timeout(ms(15), read).await;
+        assert!(result.is_err());
+        assert_eq!(source.get_ref().sent(), 2, "the hedge was sent");
+    }
+    assert_eq!(source.get_ref().alive(), 0, "both requests were dropped");
+    let data = source.read_at(20, 10).await.unwrap();
+    assert_eq!(data[..], expected(20, 10)[..]);
+}
+
+/// Joins futures without a `futures` dependency: spawns nothing, polls them all in turn.
+async fn futures_join_all<F: std::future::Future>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<F::Output> {
+    let mut futures: Vec<_> = futures.map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *output = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().map(|o| o.unwrap()).collect()
+}

@@ -1,0 +1,236 @@
+//! One `RequestLimiter` per store: every input, clone, slice, read-ahead request and cache fill
+//! on it shares one bound on requests in flight; reads served from memory never wait for it.
+
+mod common;
+
+use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+use async_buffered_input::source::{Limited, MemorySource, PositionalSource, RequestLimiter};
+use async_buffered_input::AsyncBufferedInput;
+use bytes::Bytes;
+
+/// A source that records how many of its requests run at once, and the most ever.
+struct Concurrency {
+    inner: MemorySource,
+    now: AtomicUsize,
+    max: AtomicUsize,
+    requests: AtomicUsize,
+}
+
+impl Concurrency {
+    fn new(len: usize) -> Self {
+        Self {
+            inner: MemorySource::new(common::pattern_vec(len)),
+            now: AtomicUsize::new(0),
+            max: AtomicUsize::new(0),
+            requests: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl PositionalSource for Concurrency {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        // Counts down when the request ends or is dropped (aborted read-ahead).
+        let _guard = Decrement(&self.now);
+        self.max.fetch_max(now, Ordering::SeqCst);
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        // Stay in flight for a while, so that requests overlap.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        self.inner.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        self.inner.len().await
+    }
+}
+
+struct Decrement<'a>(&'a AtomicUsize);
+
+impl Drop for Decrement<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+const FILE: usize = 1 << 20;
+const INPUTS: usize = 10_000;
+const TASKS: usize = 64;
+
+/// 10,000 inputs (a third of them clones, a third slices) read by 64 tasks with read-ahead over
+/// one store behind `limiter`; returns the most requests the store saw at once.
+async fn run(limiter: RequestLimiter) -> usize {
+    let store = Arc::new(limiter.wrap(Concurrency::new(FILE)));
+    let expected = Arc::new(common::pattern_vec(FILE));
+    let root = AsyncBufferedInput::with_capacity(
+        4096,
+        PositionalFetch::from_arc(Arc::clone(&store)).with_read_ahead(ReadAhead::new(4096, 4)),
+    );
+    let mut inputs = Vec::with_capacity(INPUTS);
+    for i in 0..INPUTS {
+        let start = (i * 7919 % (FILE - 32 * 1024)) as u64;
+        let input = match i % 3 {
+            0 => AsyncBufferedInput::with_capacity(
+                4096,
+                PositionalFetch::from_arc(Arc::clone(&store))
+                    .with_read_ahead(ReadAhead::new(4096, 4)),
+            ),
+            1 => root.clone(),
+            _ => root.slice(0, FILE as u64).await.unwrap(),
+        };
+        inputs.push((start, input));
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    let per_task = INPUTS / TASKS + 1;
+    while !inputs.is_empty() {
+        let mine: Vec<_> = inputs.drain(..per_task.min(inputs.len())).collect();
+        let expected = Arc::clone(&expected);
+        tasks.spawn(async move {
+            for (start, mut input) in mine {
+                input.seek_to(start);
+                // Small sequential reads start read-ahead: several requests per input in
+                // flight.
+                let mut buf = vec![0u8; 100];
+                for i in 0..160 {
+                    input.read_bytes(&mut buf).await.unwrap();
+                    let at = start as usize + i * buf.len();
+                    assert_eq!(buf, expected[at..at + buf.len()], "bytes at {at}");
+                }
+            }
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.unwrap();
+    }
+    // Read-ahead left in flight by dropped inputs is aborted asynchronously.
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while limiter.stats().in_flight > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("every turn was given back");
+    let stats = limiter.stats();
+    let source: &Limited<Concurrency> = &store;
+    assert_eq!(
+        stats.requests,
+        source.get_ref().requests.load(Ordering::SeqCst) as u64,
+        "every request to the store took a turn"
+    );
+    assert_eq!(
+        stats.max_in_flight,
+        source.get_ref().max.load(Ordering::SeqCst)
+    );
+    source.get_ref().max.load(Ordering::SeqCst)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ten_thousand_inputs_never_exceed_the_limit() {
+    let limiter = RequestLimiter::new(32);
+    let max = run(limiter.clone()).await;
+    assert!(max <= 32, "{max} requests in flight with a limit of 32");
+    let stats = limiter.stats();
+    assert!(stats.waited > 0, "the limit was reached: {stats:?}");
+}
+
+/// The control: without a limit the same run has more than 32 requests in flight, so the test
+/// above could fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn without_a_limit_the_same_run_exceeds_32() {
+    let max = run(RequestLimiter::unlimited()).await;
+    assert!(
+        max > 32,
+        "only {max} requests in flight at most: the test is too gentle"
+    );
+}
+
+/// A source whose bytes are all at hand (`try_read_at`) and whose requests never end.
+struct AtHandOnly(Vec<u8>);
+
+impl PositionalSource for AtHandOnly {
+    async fn read_at(&self, _offset: u64, _len: usize) -> io::Result<Bytes> {
+        std::future::pending().await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        Ok(self.0.len() as u64)
+    }
+
+    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
+        let at = (offset as usize).min(self.0.len());
+        let n = buf.len().min(self.0.len() - at);
+        buf[..n].copy_from_slice(&self.0[at..at + n]);
+        n
+    }
+}
+
+/// Takes `limiter`'s only turn with a request that never ends; the turn is held while the
+/// returned task lives.
+fn hold_the_only_turn(
+    limiter: &RequestLimiter,
+) -> tokio_test::task::Spawn<impl std::future::Future<Output = ()>> {
+    let blocker = limiter.wrap(AtHandOnly(vec![0u8; 1]));
+    let mut held = tokio_test::task::spawn(async move {
+        let _ = blocker.read_at(0, 1).await;
+    });
+    assert!(held.poll().is_pending());
+    assert_eq!(limiter.stats().in_flight, 1);
+    held
+}
+
+/// Bytes at hand (`try_read_at`) are served while every turn is taken.
+#[tokio::test]
+async fn bytes_at_hand_never_wait() {
+    let limiter = RequestLimiter::new(1);
+    let _held = hold_the_only_turn(&limiter);
+    let source = limiter.wrap(AtHandOnly(common::pattern_vec(100)));
+    let mut buf = [0u8; 10];
+    assert_eq!(source.try_read_at(5, &mut buf), 10);
+    assert_eq!(buf[..], common::pattern_vec(100)[5..15]);
+    assert_eq!(
+        limiter.stats().requests,
+        1,
+        "only the held request took a turn"
+    );
+}
+
+#[cfg(feature = "cache")]
+mod cached {
+    use super::*;
+    use async_buffered_input::source::{BlockCache, Cached};
+
+    /// Cache hits never take a turn: after one read fills the cache, a second read makes no
+    /// request, even with every turn taken.
+    #[tokio::test]
+    async fn cache_hits_do_not_wait_for_a_turn() {
+        let limiter = RequestLimiter::new(1);
+        let cache = BlockCache::with_block_size(1 << 20, 4096);
+        let store = Cached::with_key(limiter.wrap(Concurrency::new(64 * 1024)), cache, "f");
+        let first = store.read_at(0, 64 * 1024).await.unwrap();
+        let after_fill = limiter.stats().requests;
+        assert!(after_fill > 0);
+
+        let held = hold_the_only_turn(&limiter);
+        let again = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            store.read_at(0, 64 * 1024),
+        )
+        .await
+        .expect("a cache hit waited for a turn")
+        .unwrap();
+        drop(held);
+        assert_eq!(again, first);
+        assert_eq!(again[..], common::pattern_vec(64 * 1024)[..]);
+        assert_eq!(
+            limiter.stats().requests,
+            after_fill + 1,
+            "no request for a hit"
+        );
+    }
+}
