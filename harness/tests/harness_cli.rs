@@ -43,6 +43,27 @@ fn example() -> &'static Path {
         {
             build.arg("--release");
         }
+        // `cargo test` hands this test the package's variables (CARGO_MANIFEST_DIR, CARGO_PKG_*,
+        // ...). A dependency's build script that watches them (ring's does) would see them
+        // change and run again, rebuilding everything above it here, and again in the next
+        // `cargo test`.
+        for (key, _) in std::env::vars_os() {
+            let name = key.to_string_lossy();
+            if name.starts_with("CARGO_PKG_")
+                || matches!(
+                    &*name,
+                    "CARGO_MANIFEST_DIR"
+                        | "CARGO_MANIFEST_PATH"
+                        | "CARGO_MANIFEST_LINKS"
+                        | "CARGO_CRATE_NAME"
+                        | "CARGO_PRIMARY_PACKAGE"
+                        | "CARGO_TARGET_TMPDIR"
+                        | "OUT_DIR"
+                )
+            {
+                build.env_remove(&key);
+            }
+        }
         // The same features as this test, so that the build reuses what `cargo test` built.
         if cfg!(feature = "object-store") {
             build.args(["--features", "object-store"]);
