@@ -14,7 +14,9 @@
 //! - [`Retrying`]: any source whose failed requests are retried, as a [`RetryPolicy`] says;
 //! - `Cached` (feature `cache`): any source read through a `BlockCache` of its blocks, shared by
 //!   inputs;
-//! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers.
+//! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers;
+//! - `OpendalSource` (feature `opendal`): a file of any OpenDAL `Operator` (FTP, SFTP,
+//!   WebDAV, HDFS and the other services OpenDAL has).
 //!
 //! ```
 //! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
@@ -42,6 +44,8 @@ mod file_source;
 mod memory_source;
 #[cfg(feature = "object-store")]
 mod object_store_source;
+#[cfg(feature = "opendal")]
+mod opendal_source;
 mod positional_source;
 mod retrying;
 mod slow_link;
@@ -55,6 +59,9 @@ pub use memory_source::MemorySource;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use object_store_source::ObjectStoreSource;
+#[cfg(feature = "opendal")]
+#[cfg_attr(docsrs, doc(cfg(feature = "opendal")))]
+pub use opendal_source::OpendalSource;
 pub use positional_source::PositionalSource;
 pub use retrying::{RetryPolicy, Retrying};
 pub use slow_link::SlowLink;
