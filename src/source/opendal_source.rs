@@ -40,6 +40,13 @@ use super::PositionalSource;
 /// failures OpenDAL calls temporary are `Interrupted`; the rest are `Other`. OpenDAL's error
 /// (with its operation and context) is the [source](std::error::Error::source).
 ///
+/// # HTTP services
+///
+/// OpenDAL's HTTP-based services (WebDAV, S3, ...) need an HTTP transport. Operators made by
+/// [`from_uri`](Self::from_uri) get their own; for an operator built by hand, enable OpenDAL's
+/// default features in your own dependency (they install a process-wide one), or give it one
+/// with `Operator::with_context`.
+///
 /// # Bytes at hand
 ///
 /// [`try_read_at`](PositionalSource::try_read_at) is not implemented (it returns 0): OpenDAL
@@ -155,7 +162,6 @@ impl OpendalSource {
                 } else {
                     "https"
                 };
-                install_crypto_provider();
                 let mut builder = opendal::services::Webdav::default()
                     .endpoint(&format!("{http}://{}", host()?))
                     .root("/");
@@ -165,7 +171,7 @@ impl OpendalSource {
                 if let Some(password) = &password {
                     builder = builder.password(password);
                 }
-                Operator::new(builder)
+                Operator::new(builder).map(with_http_transport)
             }
             "fs" => {
                 if parsed.host_str().is_some_and(|h| !h.is_empty()) {
@@ -270,6 +276,25 @@ impl OpendalSource {
     }
 }
 
+/// How many times a read is tried when OpenDAL's FTP service hands it a control connection
+/// with a stale reply (see [`is_stale_ftp_reply`]).
+const FTP_TRIES: u32 = 4;
+
+/// Whether `e` is OpenDAL's FTP service failing a read because the pooled control connection it
+/// took still had the reply to an earlier, cut-short transfer unread.
+///
+/// OpenDAL's FTP reader ends a ranged read by dropping the data connection, without reading the
+/// server's reply to that `RETR` (`426 Transfer aborted`, RFC 959); the pool checks a
+/// connection with a `NOOP` before reuse, but when the server answers the `NOOP` before it
+/// notices the closed data connection, the connection goes back to the pool with the `426`
+/// still pending, and the next read on it (its `REST`) reads that reply and fails as
+/// `Unexpected`. The failed connection is then dropped by the pool (its next `NOOP` check reads
+/// the `REST` reply), so trying again on another connection succeeds. Only `Unexpected` errors
+/// of FTP operators are tried again; every other error is final.
+fn is_stale_ftp_reply(operator: &Operator, e: &opendal::Error) -> bool {
+    matches!(operator.info().scheme(), "ftp" | "ftps") && e.kind() == opendal::ErrorKind::Unexpected
+}
+
 /// `scheme://name/root/path`, from the operator's info.
 fn default_name(operator: &Operator, path: &str) -> String {
     let info = operator.info();
@@ -335,6 +360,22 @@ fn io_cause(e: &opendal::Error) -> Option<io::ErrorKind> {
     None
 }
 
+/// `operator` with an HTTP transport of its own: reqwest, 2 s to connect (OpenDAL without its
+/// default features installs no process-wide transport, and HTTP services fail without one).
+fn with_http_transport(operator: Operator) -> Operator {
+    install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(2))
+        .build()
+        // Building fails only without a TLS provider, installed just above.
+        .unwrap_or_default();
+    let transport = opendal_http_transport_reqwest::ReqwestTransport::new(client);
+    operator.with_context(
+        opendal::OperationContext::new()
+            .with_http_transport(opendal::HttpTransporter::new(transport)),
+    )
+}
+
 /// Installs rustls' `ring` provider as the process default, unless one is already installed
 /// (the HTTP client of WebDAV operators needs one).
 fn install_crypto_provider() {
@@ -346,7 +387,9 @@ fn install_crypto_provider() {
 
 impl PositionalSource for OpendalSource {
     /// One ranged read of `[offset, offset + len)`, cut at the file's length; no request at or
-    /// past the end. A service that answers with fewer bytes than asked is an `UnexpectedEof`
+    /// past the end. On an FTP operator, a read failing as `Unexpected` is tried up to 4 times
+    /// in all: OpenDAL's FTP service can hand a read a connection with an earlier transfer's
+    /// reply still unread (an OpenDAL issue; the retry works around it). A service that answers with fewer bytes than asked is an `UnexpectedEof`
     /// error (the file shrank, or the length hint was wrong).
     ///
     /// Errors name the file and the range.
@@ -363,11 +406,16 @@ impl PositionalSource for OpendalSource {
             let context = || {
                 format!("read of {len} bytes at offset {offset} (bytes {start}..{end}) from {name}")
             };
-            let buffer = operator
-                .read_with(&path)
-                .range(start..end)
-                .await
-                .map_err(|e| io_error(context(), e))?;
+            let mut tries = 1;
+            let buffer = loop {
+                match operator.read_with(&path).range(start..end).await {
+                    Ok(buffer) => break buffer,
+                    Err(e) if tries < FTP_TRIES && is_stale_ftp_reply(&operator, &e) => {
+                        tries += 1;
+                    }
+                    Err(e) => return Err(io_error(context(), e)),
+                }
+            };
             let expected = (end - start) as usize;
             if buffer.len() != expected {
                 return Err(SourceError::wrap(
