@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn queries_tune_the_reader_and_stay_out_of_the_label() {
-        let s = source("ftp://u:pw@127.0.0.1:21/d/f.bin?concurrent=8&chunk=1MiB").unwrap();
+        let s = source("ftp://u:pw@127.0.0.1:2121/d/f.bin?concurrent=8&chunk=1MiB").unwrap();
         let location = s.opendal.as_ref().unwrap();
         assert_eq!(
             location.tuning,
@@ -201,8 +201,8 @@ mod tests {
                 chunk: 1 << 20
             }
         );
-        assert_eq!(&*location.uri, "ftp://u:pw@127.0.0.1:21/d/f.bin");
-        assert_eq!(s.label(), "ftp://u@127.0.0.1:21/d/f.bin");
+        assert_eq!(&*location.uri, "ftp://u:pw@127.0.0.1:2121/d/f.bin");
+        assert_eq!(s.label(), "ftp://u@127.0.0.1:2121/d/f.bin");
         assert_eq!(s.name(), "ftp");
         assert!(s.has_positional() && s.path().is_none());
         for bad in [
