@@ -35,8 +35,9 @@ pub(crate) struct Tuning {
 }
 
 impl Default for Tuning {
-    /// 4 chunks of 4 MiB at once: the best found on FTP and WebDAV over loopback (see
-    /// BENCHMARKS.md, "OpenDAL").
+    /// 4 chunks of 4 MiB at once, a middle setting (on loopback FTP and WebDAV, OpenDAL's
+    /// default options read a sequential file faster than any tuning tried: see BENCHMARKS.md,
+    /// "OpenDAL backends").
     fn default() -> Self {
         Self {
             concurrent: 4,
