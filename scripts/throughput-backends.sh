@@ -19,6 +19,12 @@
 # printed, and checked from its JSON report: every cell verified, the cached reader's among
 # them (one block cache shared by a cell's 64 tasks), and the cached reader making at most 0.8x
 # the source reads per lookup of the plain AsyncBufferedInput on the same source and size.
+# With OPENDAL=1 (the default) it also stands up an FTP server (scripts/ftp-server.sh), a WebDAV
+# server (scripts/webdav-server.sh), both serving nginx's folder, and an rclone FUSE mount of the
+# FTP server (scripts/ftp-mount.sh): ftp and webdav join the table above as OpenDAL locations
+# (harness feature `opendal`); the FTP mount (read-only, so without the write phase) and OpenDAL's
+# own Reader next to ours on ftp and webdav (100 B and 64 KiB requests) get a run each, checked
+# the same way (every row verified, the same checksum as the table's sources).
 # Tears everything down on exit, whatever happened.
 #
 #   scripts/throughput-backends.sh [HARNESS ARGS...]    as root (installs what is missing: apt,
@@ -47,6 +53,8 @@ SLOW_BUDGET=${SLOW_BUDGET:-1s}
 TABLE_LIMIT=${TABLE_LIMIT:-120}
 TERMS_BUDGET=${TERMS_BUDGET:-1s}
 TERMS_REQUESTS=${TERMS_REQUESTS:-2000}
+# OpenDAL=0 leaves out the FTP server, the WebDAV server, the FTP mount and OpenDAL's reader.
+OPENDAL=${OPENDAL:-1}
 [[ $TABLE_LIMIT =~ ^[0-9]+$ ]] || die "TABLE_LIMIT must be whole seconds, got '$TABLE_LIMIT'"
 started=$(date +%s%N)
 # Seconds since $1 (nanoseconds; default: the start), to a tenth.
@@ -59,10 +67,17 @@ if [[ $EUID -eq 0 ]]; then
   scripts/sshfs.sh install
   scripts/http-server.sh install
   scripts/s3-server.sh install
+  if [[ $OPENDAL == 1 ]]; then
+    scripts/ftp-server.sh install
+    scripts/webdav-server.sh install
+    scripts/ftp-mount.sh install
+  fi
 fi
 need cargo python3
-log "building the harness (release, object-store)"
-cargo build --release -q -p throughput-harness --features object-store --example throughput
+features=object-store
+[[ $OPENDAL == 1 ]] && features=object-store,opendal
+log "building the harness (release, $features)"
+cargo build --release -q -p throughput-harness --features "$features" --example throughput
 bin=${CARGO_TARGET_DIR:-target}/release/examples/throughput
 [[ -x $bin ]] || die "$bin was not built"
 log "built after $(elapsed)s"
@@ -70,18 +85,24 @@ log "built after $(elapsed)s"
 built=$(date +%s%N)
 
 work=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/abi-backends.XXXXXX")")
-mkdir -p "$work"/{local,export,mnt,www,s3,out}
+mkdir -p "$work"/{local,export,mnt,www,s3,out,ftpmnt}
 # Our own server instances, whatever else runs on this machine (CI's, a user's), on free ports:
 # a port exported by an earlier `up` (CI exports HTTP_PORT) would be taken.
 export HTTP_STATE=$work/http-state S3_STATE=$work/s3-state
-unset HTTP_PORT S3_PORT
+export FTP_STATE=$work/ftp-state WEBDAV_STATE=$work/webdav-state ABI_STATE_ROOT=$work
+unset HTTP_PORT S3_PORT FTP_PORT WEBDAV_PORT
 cleanup() {
   set +e
+  if [[ $OPENDAL == 1 ]]; then
+    scripts/ftp-mount.sh down "$work/ftpmnt" 2>/dev/null
+    scripts/ftp-server.sh down 2>/dev/null
+    scripts/webdav-server.sh down 2>/dev/null
+  fi
   scripts/sshfs.sh down "$work/mnt" 2>/dev/null
   scripts/http-server.sh down 2>/dev/null
   scripts/s3-server.sh down 2>/dev/null
   # Never recurse into a mount that is still there: that would delete through it.
-  if ! awk -v m="$work/mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; then rm -rf "$work"; fi
+  if ! awk -v m="$work/mnt" -v n="$work/ftpmnt" '$2 == m || $2 == n { f = 1 } END { exit !f }' /proc/mounts; then rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -101,7 +122,17 @@ name=throughput.bin
 "$bin" --path "$work/www/$name" --write --file-size "$FILE_SIZE" --write-buffer 1MiB \
   --readers none --no-progress >/dev/null
 scripts/s3-server.sh upload "$work/www/$name" "$name"
-log "backends up after $(elapsed)s; timing local, sshfs, http and s3"
+# FTP and WebDAV serve the folder nginx serves; the FTP mount reads the FTP server.
+opendal_paths=()
+if [[ $OPENDAL == 1 ]]; then
+  set -a
+  eval "$(scripts/ftp-server.sh up "$work/www")"
+  eval "$(scripts/webdav-server.sh up "$work/www")"
+  eval "$(scripts/ftp-mount.sh up "$work/ftpmnt")"
+  set +a
+  opendal_paths=(--path "ftp=$FTP_URL/$name" --path "webdav=$WEBDAV_URL/$name")
+fi
+log "backends up after $(elapsed)s; timing local, sshfs, http, s3${opendal_paths:+, ftp and webdav}"
 
 out=${OUT_DIR:-$work/out}
 mkdir -p "$out"
@@ -110,6 +141,7 @@ mkdir -p "$out"
   --path "sshfs=$SSHFS_MNT/$name" \
   --path "http=$HTTP_URL/$name" \
   --path "s3=s3://$S3_BUCKET/$name" \
+  "${opendal_paths[@]}" \
   --write --file-size "$FILE_SIZE" --write-buffer "$WRITE_BUFFER" \
   --sizes "$SIZES" --capacities "$CAPACITIES" --budget "$BUDGET" --slow-budget "$SLOW_BUDGET" \
   --no-progress --json-out "$out/report.json" --plot "$out/backends.svg" "$@" \
@@ -117,17 +149,18 @@ mkdir -p "$out"
 table_ns=$(( $(date +%s%N) - built ))
 log "table printed after $(elapsed)s ($(elapsed "$built")s after the build)"
 
-python3 - "$out/report.json" <<'PY'
+python3 - "$out/report.json" "$OPENDAL" <<'PY'
 import json, sys
 
 rows = json.load(open(sys.argv[1]))
+expected = ["local", "sshfs", "http", "s3"] + (["ftp", "webdav"] if sys.argv[2] == "1" else [])
 failures = []
 names = []
 for r in rows:
     if r["source_name"] not in names:
         names.append(r["source_name"])
-if names != ["local", "sshfs", "http", "s3"]:
-    failures.append(f"sources {names}, expected local, sshfs, http, s3")
+if names != expected:
+    failures.append(f"sources {names}, expected {', '.join(expected)}")
 writes = [r["source_name"] for r in rows if r["row"] == "write"]
 if writes != ["local", "sshfs"]:
     failures.append(f"write rows for {writes}, expected local and sshfs")
@@ -154,6 +187,65 @@ print(f"backends: {len(rows)} rows over {len(names)} sources, every row verified
 PY
 if (( TABLE_LIMIT > 0 && table_ns > TABLE_LIMIT * 1000000000 )); then
   die "TOO SLOW: the four-backend table took $(( table_ns / 1000000000 )).$(( table_ns / 100000000 % 10 ))s after the build, over the ${TABLE_LIMIT}s goal (TABLE_LIMIT; issue 14: under 2 minutes)"
+fi
+
+# The FTP mount (read-only: no write phase, so a run of its own) and OpenDAL's own reader next
+# to ours on the OpenDAL backends (its readers read only OpenDAL locations: a run of its own),
+# each checked: every row verified, and the same bytes as the four-backend table's sources.
+if [[ $OPENDAL == 1 ]]; then
+  checksum=$(python3 -c 'import json, sys; print(next(r["checksum"] for r in json.load(open(sys.argv[1])) if r["row"] == "limit"))' "$out/report.json")
+  log "the FTP mount (rclone mount over FTP)"
+  "$bin" --path "ftpmount=$FTP_MNT/$name" \
+    --sizes "$SIZES" --capacities "$CAPACITIES" --budget "$BUDGET" --slow-budget "$SLOW_BUDGET" \
+    --no-progress --json-out "$out/ftpmount.json" "$@" | tee "$out/ftpmount.txt"
+  log "OpenDAL's Reader next to ours on ftp and webdav (100 B and 64 KiB requests)"
+  "$bin" --path "ftp=$FTP_URL/$name" --path "webdav=$WEBDAV_URL/$name" \
+    --readers readahead,opendal,opendal-tuned --sizes 100,65536 --capacities "$CAPACITIES" \
+    --budget "$BUDGET" --no-progress --json-out "$out/opendal.json" | tee "$out/opendal.txt"
+  python3 - "$checksum" "$out/ftpmount.json" "$out/opendal.json" <<'PY'
+import json, sys
+
+checksum = int(sys.argv[1]) if sys.argv[1].isdigit() else sys.argv[1]
+failures = []
+for path, expected, readers in [
+    (sys.argv[2], ["ftpmount"], None),
+    (sys.argv[3], ["ftp", "webdav"], ["readahead", "opendal", "opendal-tuned"]),
+]:
+    rows = json.load(open(path))
+    names = []
+    for r in rows:
+        if r["source_name"] not in names:
+            names.append(r["source_name"])
+    if names != expected:
+        failures.append(f"{path}: sources {names}, expected {expected}")
+    for r in rows:
+        what = f"{r['source_name']} {r.get('reader_name')} {r.get('read_size')} B"
+        if r["row"] == "limit" and (not r["complete"] or r["checksum"] != checksum):
+            failures.append(f"{what}: limit row incomplete or other bytes ({r['checksum']})")
+        if r["row"] == "read" and r["verified"] is not True:
+            failures.append(f"{what}: not verified: {r.get('mismatch') or r.get('error')}")
+    if readers:
+        for name in expected:
+            for size in [100, 65536]:
+                for reader in readers:
+                    if not any(r["row"] == "read" and r["source_name"] == name and r["reader"] == reader
+                               and r["read_size"] == size for r in rows):
+                        failures.append(f"{name} {size} B: no {reader} row")
+        for name in expected:
+            for size in [100, 65536]:
+                pick = {r["reader"]: r for r in rows if r["row"] == "read"
+                        and r["source_name"] == name and r["read_size"] == size}
+                if "readahead" in pick:
+                    ours = pick["readahead"]["bytes_per_second"]
+                    line = f"opendal: {name:6} {size:5} B  ours {ours / 1e6:8.1f} MB/s"
+                    for other in ["opendal", "opendal-tuned"]:
+                        if other in pick and pick[other]["bytes_per_second"]:
+                            line += f"; {ours / pick[other]['bytes_per_second']:.2f}x {other}"
+                    print(line)
+if failures:
+    sys.exit("ftpmount/opendal: FAILED: " + "; ".join(failures))
+print("ftpmount/opendal: every row verified, the same bytes as the four-backend table")
+PY
 fi
 
 # The term-lookup workload over the local file and nginx: 64 concurrent tasks, each seeking

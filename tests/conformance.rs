@@ -2,7 +2,8 @@
 //! `#[tokio::test]` per capacity in {1, 7, 8, 64, 1024, 8192}: streams (a `Cursor`, hostile
 //! streams, a real `tokio::fs::File`), positional sources (memory, a local file with and without
 //! page cache reads, a source only partly at hand, each with and without read-ahead, a simulated
-//! slow link), slices and clones of inputs over them; plus a few constructor checks.
+//! slow link, OpenDAL's memory and fs services with feature `opendal`), slices and clones of
+//! inputs over them; plus a few constructor checks.
 //!
 //! To add a source, add one line: `conformance_tests!(family name, |data: Vec<u8>| make(data));`
 
@@ -98,6 +99,69 @@ conformance_tests!(slice partly_at_hand_slice, |data: Vec<u8>| {
 conformance_tests!(clone memory_clone, memory);
 conformance_tests!(clone file_read_ahead_clone, |data: Vec<u8>| {
     PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(4096, 4))
+});
+
+// ----- OpenDAL (feature `opendal`): its memory and fs services, no server needed -----
+
+/// A file of a fresh OpenDAL memory operator holding `data`, opened with a `stat`. The write
+/// and the `stat` run on a thread of their own (the conformance makers are not async).
+#[cfg(feature = "opendal")]
+fn opendal_memory(data: Vec<u8>) -> async_buffered_input::source::OpendalSource {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let operator = opendal::Operator::new(opendal::services::Memory::default()).unwrap();
+            operator.write("dir/file.bin", data).await.unwrap();
+            async_buffered_input::source::OpendalSource::open(operator, "dir/file.bin")
+                .await
+                .unwrap()
+        })
+    })
+    .join()
+    .unwrap()
+}
+
+/// A file holding `data` in cargo's `target/tmp`, through OpenDAL's fs service, with its length
+/// given as a hint (no `stat`).
+#[cfg(feature = "opendal")]
+fn opendal_fs(data: Vec<u8>) -> async_buffered_input::source::OpendalSource {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("opendal-conformance");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = format!(
+        "{}-{}.bin",
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    );
+    std::fs::write(dir.join(&name), &data).unwrap();
+    let operator =
+        opendal::Operator::new(opendal::services::Fs::default().root(dir.to_str().unwrap()))
+            .unwrap();
+    async_buffered_input::source::OpendalSource::with_length(operator, name, data.len() as u64)
+}
+
+#[cfg(feature = "opendal")]
+conformance_tests!(positional opendal_memory, |data: Vec<u8>| PositionalFetch::new(
+    opendal_memory(data)
+));
+#[cfg(feature = "opendal")]
+conformance_tests!(positional opendal_memory_read_ahead, |data: Vec<u8>| {
+    PositionalFetch::new(opendal_memory(data)).with_read_ahead(ReadAhead::new(300, 3))
+});
+#[cfg(feature = "opendal")]
+conformance_tests!(positional opendal_fs_read_ahead, |data: Vec<u8>| {
+    PositionalFetch::new(opendal_fs(data)).with_read_ahead(ReadAhead::new(4096, 4))
+});
+#[cfg(feature = "opendal")]
+conformance_tests!(slice opendal_memory_read_ahead_slice, |data: Vec<u8>| {
+    PositionalFetch::new(opendal_memory(data)).with_read_ahead(ReadAhead::new(100, 3))
+});
+#[cfg(feature = "opendal")]
+conformance_tests!(clone opendal_fs_read_ahead_clone, |data: Vec<u8>| {
+    PositionalFetch::new(opendal_fs(data)).with_read_ahead(ReadAhead::new(4096, 4))
 });
 
 // ----- a simulated slow link, under paused time -----

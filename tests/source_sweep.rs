@@ -278,3 +278,27 @@ async fn slices_and_clones() {
     let file = std::sync::Arc::new(file_source(&data));
     slices_and_clones_of(|| FileSource::clone(&file), &data).await;
 }
+
+/// OpenDAL's memory service (feature `opendal`): every read-ahead configuration and window, and
+/// slices and clones.
+#[cfg(feature = "opendal")]
+#[tokio::test]
+async fn opendal_memory_source() {
+    use async_buffered_input::source::OpendalSource;
+    let data = pattern_vec(30_000);
+    let operator = opendal::Operator::new(opendal::services::Memory::default()).unwrap();
+    operator.write("a/b.bin", data.clone()).await.unwrap();
+    let source = std::sync::Arc::new(OpendalSource::open(operator, "a/b.bin").await.unwrap());
+    for (i, ahead) in configs().into_iter().enumerate() {
+        for cap in CAPACITIES {
+            let mut fetch = PositionalFetch::from_arc(source.clone());
+            fetch.set_read_ahead(ahead);
+            sweep(fetch, &data, cap, 6000 * i as u64 + cap as u64, 200).await;
+        }
+    }
+    let data = pattern_vec(20_000);
+    let operator = opendal::Operator::new(opendal::services::Memory::default()).unwrap();
+    operator.write("s.bin", data.clone()).await.unwrap();
+    let source = OpendalSource::open(operator, "s.bin").await.unwrap();
+    slices_and_clones_of(|| source.clone(), &data).await;
+}

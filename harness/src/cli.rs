@@ -529,8 +529,13 @@ fn url_of(path: &str) -> Option<&str> {
 /// A URL the harness cannot read, with the command that can when the feature is missing.
 fn url_error(url: &str, e: &io::Error) -> String {
     if e.kind() == io::ErrorKind::Unsupported {
+        let feature = if e.to_string().contains("`opendal`") {
+            "opendal"
+        } else {
+            "object-store"
+        };
         format!(
-            "{}; build with it: cargo run --release --features object-store --example throughput \
+            "{}; build with it: cargo run --release --features {feature} --example throughput \
              -- --path {url}",
             chain(e)
         )
@@ -704,9 +709,9 @@ mod tests {
         assert_eq!(plain.name, None, "a slash before the = is a path");
         let url = parse_path("disk=file:///tmp/x%20y").unwrap();
         assert!(matches!(&url.target, Target::Local(p) if p == Path::new("/tmp/x y")));
-        let err = parse_path("s3=ftp://host/f").err().unwrap();
+        let err = parse_path("s3=gopher://host/f").err().unwrap();
         assert!(
-            err.starts_with("--path s3=ftp://host/f: unsupported URL scheme \"ftp\""),
+            err.starts_with("--path s3=gopher://host/f: unsupported URL scheme \"gopher\""),
             "{err}"
         );
         assert!(!is_name("2fast") && !is_name("") && is_name("nfs-4.2"));

@@ -100,6 +100,8 @@ pub mod cli;
 mod counting;
 mod error;
 mod limit;
+#[cfg(feature = "opendal")]
+mod opendal;
 mod plan;
 pub mod plot;
 mod readers;

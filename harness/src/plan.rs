@@ -463,6 +463,17 @@ impl Plan {
                 ));
             }
         }
+        if let Some(&reader) = self.readers.iter().find(|r| r.uses_opendal()) {
+            if let Some(source) = self.sources.iter().find(|s| !s.is_opendal()) {
+                return invalid(format!(
+                    "the reader {} ({}) reads OpenDAL locations (ftp://, webdav://), and {} is \
+                     not one: time it in a run of its own, or leave the reader out",
+                    reader.name(),
+                    reader.id(),
+                    source.label()
+                ));
+            }
+        }
         if self.readers.contains(&ReaderKind::Cached) {
             let largest = self.capacities.iter().copied().max().unwrap_or(0);
             if u32::try_from(largest).is_err() {
@@ -622,17 +633,28 @@ pub enum ReaderKind {
     /// what the cache saved shows in them. Not in [`DEFAULT`](Self::DEFAULT): on a sequential
     /// pass each block is read once, and the cache only adds a copy.
     Cached,
+    /// OpenDAL's own reader, as its documentation suggests for `AsyncRead` users, with its
+    /// default options: `operator.reader_with(path)`, `into_futures_async_read(0..length)`, a
+    /// seek where a request does not continue the last, `read_exact`. Reads only OpenDAL
+    /// locations (`ftp://`, `webdav://`; the harness's cargo feature `opendal`); has no window;
+    /// its source reads are not known (0). Not in [`DEFAULT`](Self::DEFAULT).
+    OpendalReader,
+    /// [`OpendalReader`](Self::OpendalReader) with OpenDAL's `concurrent` and `chunk` options
+    /// set, as the location's query says (`?concurrent=4&chunk=4MiB`, the default).
+    OpendalReaderTuned,
 }
 
 impl ReaderKind {
     /// Every reader, in the order the harness reports them.
-    pub const ALL: [ReaderKind; 6] = [
+    pub const ALL: [ReaderKind; 8] = [
         ReaderKind::Buffered,
         ReaderKind::BufferedReadAhead,
         ReaderKind::Cached,
         ReaderKind::BufReader,
         ReaderKind::Unbuffered,
         ReaderKind::ByteLoop,
+        ReaderKind::OpendalReader,
+        ReaderKind::OpendalReaderTuned,
     ];
 
     /// The readers a [`Plan::new`] compares (and the `throughput` command without
@@ -656,6 +678,8 @@ impl ReaderKind {
             ReaderKind::BufReader => "bufreader",
             ReaderKind::Unbuffered => "unbuffered",
             ReaderKind::ByteLoop => "byteloop",
+            ReaderKind::OpendalReader => "opendal",
+            ReaderKind::OpendalReaderTuned => "opendal-tuned",
         }
     }
 
@@ -669,13 +693,27 @@ impl ReaderKind {
             ReaderKind::BufReader => "tokio BufReader",
             ReaderKind::Unbuffered => "unbuffered",
             ReaderKind::ByteLoop => "byte loop",
+            ReaderKind::OpendalReader => "OpenDAL Reader",
+            ReaderKind::OpendalReaderTuned => "OpenDAL Reader tuned",
         }
     }
 
     /// Whether the reader has a window, so that the run times it once per capacity. Readers
     /// without one are timed once per request size.
     pub fn uses_capacity(self) -> bool {
-        !matches!(self, ReaderKind::Unbuffered)
+        !matches!(
+            self,
+            ReaderKind::Unbuffered | ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned
+        )
+    }
+
+    /// Whether the reader reads only OpenDAL locations (`ftp://`, `webdav://`): the OpenDAL
+    /// readers.
+    pub fn uses_opendal(self) -> bool {
+        matches!(
+            self,
+            ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned
+        )
     }
 
     /// Whether the reader reads the source's [positional form](Source::open_positional) with
@@ -719,7 +757,7 @@ impl FromStr for ReaderKind {
                 .filter(|c| *c != ' ')
                 .flat_map(char::to_lowercase)
                 .collect();
-            key == kind.id() || key == name
+            key == kind.id().replace('-', "") || key == name
         });
         found.ok_or_else(|| {
             let ids: Vec<_> = ReaderKind::ALL.iter().map(|k| k.id()).collect();

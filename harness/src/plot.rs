@@ -104,6 +104,8 @@ where
             ReaderKind::ByteLoop => RGBColor(44, 160, 44),
             ReaderKind::BufferedReadAhead => RGBColor(148, 103, 189),
             ReaderKind::Cached => RGBColor(140, 86, 75),
+            ReaderKind::OpendalReader => RGBColor(23, 190, 207),
+            ReaderKind::OpendalReaderTuned => RGBColor(188, 189, 34),
         };
         // Windows smaller than the largest are drawn lighter and thinner.
         let largest =

@@ -86,6 +86,8 @@ macro_rules! each_reader {
             $crate::readers::Readers::BufReader($r) => $body,
             $crate::readers::Readers::Unbuffered($r) => $body,
             $crate::readers::Readers::ByteLoop($r) => $body,
+            #[cfg(feature = "opendal")]
+            $crate::readers::Readers::Opendal($r) => $body,
         }
     };
 }
@@ -99,6 +101,8 @@ pub(crate) enum Readers {
     BufReader(Vec<TokioBufReader>),
     Unbuffered(Vec<Unbuffered>),
     ByteLoop(Vec<ByteLoop>),
+    #[cfg(feature = "opendal")]
+    Opendal(Vec<crate::opendal::OpendalReader>),
 }
 
 impl Readers {
@@ -201,6 +205,20 @@ impl Readers {
                     readers.push(ByteLoop { reader, pos: start });
                 }
                 Readers::ByteLoop(readers)
+            }
+            #[cfg(feature = "opendal")]
+            ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned => {
+                let tuned = cell.reader == ReaderKind::OpendalReaderTuned;
+                Readers::Opendal(crate::opendal::open_readers(source, tuned, starts).await?)
+            }
+            #[cfg(not(feature = "opendal"))]
+            ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!(
+                        "{cell}: the OpenDAL readers need the harness's cargo feature `opendal`"
+                    ),
+                ))
             }
         })
     }

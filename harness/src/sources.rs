@@ -72,6 +72,9 @@ pub struct Source {
     direct: bool,
     // Hedging and a request limiter for the positional form (`with_remote`).
     remote: Option<Remote>,
+    // For an OpenDAL location: what the OpenDAL readers open.
+    #[cfg(feature = "opendal")]
+    pub(crate) opendal: Option<Arc<crate::opendal::Location>>,
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -295,7 +298,10 @@ impl Source {
     /// - `file:///path/to/file` (or `file://localhost/path/to/file`): that local file, as
     ///   [`file`](Self::file) (`%XX` escapes decoded), so a write phase can write it;
     /// - `http://`, `https://` and `s3://` URLs: the object, as
-    ///   `Source::object_store`, in builds with the cargo feature `object-store`.
+    ///   `Source::object_store`, in builds with the cargo feature `object-store`;
+    /// - `ftp://`, `ftps://`, `webdav://` and `webdavs://` URLs: the file, through an OpenDAL
+    ///   operator (`OpendalSource`), in builds with the cargo feature `opendal`; a query
+    ///   (`?concurrent=4&chunk=4MiB`) tunes the tuned OpenDAL reader.
     ///
     /// Nothing is opened yet: a missing file or object is an error of the first open.
     ///
@@ -313,7 +319,7 @@ impl Source {
     ///
     /// let local = Source::from_url("file:///var/tmp/segment%201.bin").unwrap();
     /// assert_eq!(local.path().unwrap().to_str(), Some("/var/tmp/segment 1.bin"));
-    /// assert!(Source::from_url("ftp://host/file").is_err());
+    /// assert!(Source::from_url("gopher://host/file").is_err());
     /// ```
     pub fn from_url(url: &str) -> io::Result<Self> {
         let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidInput, message);
@@ -335,9 +341,20 @@ impl Source {
                      and this build was made without it"
                 ),
             )),
+            #[cfg(feature = "opendal")]
+            "ftp" | "ftps" | "webdav" | "webdavs" => crate::opendal::source(url),
+            #[cfg(not(feature = "opendal"))]
+            scheme @ ("ftp" | "ftps" | "webdav" | "webdavs") => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "cannot read {url}: {scheme} URLs need the cargo feature `opendal`, \
+                     and this build was made without it"
+                ),
+            )),
             other => Err(invalid(format!(
                 "unsupported URL scheme {other:?} in {url:?}: use file://, http://, https:// \
-                 or s3:// (the last three with the cargo feature `object-store`)"
+                 or s3:// (the last three with the cargo feature `object-store`), or ftp://, \
+                 ftps://, webdav://, webdavs:// (with the cargo feature `opendal`)"
             ))),
         }
     }
@@ -403,6 +420,15 @@ impl Source {
             Kind::ObjectStore(_) => None,
             Kind::Custom { path, .. } => path.as_deref(),
         }
+    }
+
+    /// Whether the source is an OpenDAL location (`ftp://`, `webdav://`, in builds with the
+    /// cargo feature `opendal`), which the OpenDAL readers need.
+    pub fn is_opendal(&self) -> bool {
+        #[cfg(feature = "opendal")]
+        return self.opendal.is_some();
+        #[cfg(not(feature = "opendal"))]
+        return false;
     }
 
     /// Whether the source has a positional form, which the
@@ -574,6 +600,8 @@ impl Source {
             page_cache_reads: true,
             direct: false,
             remote: None,
+            #[cfg(feature = "opendal")]
+            opendal: None,
         }
     }
 
@@ -640,7 +668,7 @@ pub type BoxSource = Box<dyn ReadSeek>;
 /// `source` as a stream with no window of its own, so that each read of the stream is one
 /// request to `source`, as a stream reader of a network file would see: an input whose window
 /// is 1 byte reads every request of at least that straight into the caller's buffer.
-fn stream_of<S: PositionalSource>(source: Arc<S>) -> BoxSource {
+pub(crate) fn stream_of<S: PositionalSource>(source: Arc<S>) -> BoxSource {
     Box::new(AsyncBufferedInput::with_capacity(
         1,
         PositionalFetch::from_arc(source),
@@ -986,7 +1014,7 @@ mod tests {
             ("data.bin", "\"data.bin\" is not a URL"),
             ("/tmp/a:b", "is not a URL"),
             ("1http://x", "is not a URL"),
-            ("ftp://host/file", "unsupported URL scheme \"ftp\""),
+            ("gopher://host/file", "unsupported URL scheme \"gopher\""),
             ("http://[::1/f", "invalid URL"),
         ] {
             let err = Source::from_url(text).unwrap_err();

@@ -971,9 +971,9 @@ fn a_file_url_is_a_local_file() {
         "names the host \"server\"; only local files can be read",
     );
     assert_fails(
-        &["--path", "ftp://host/f.bin"],
+        &["--path", "gopher://host/f.bin"],
         1,
-        "unsupported URL scheme \"ftp\"",
+        "unsupported URL scheme \"gopher\"",
     );
 }
 

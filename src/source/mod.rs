@@ -24,6 +24,8 @@
 //!
 //! For a remote store, compose them as `Cached<Retrying<Hedged<Limited<Deadline<S>>>>>` (why:
 //! see [`Hedged`]).
+//! - `OpendalSource` (feature `opendal`): a file of any OpenDAL `Operator` (FTP, SFTP,
+//!   WebDAV, HDFS and the other services OpenDAL has).
 //!
 //! ```
 //! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
@@ -61,6 +63,8 @@ mod memory_source;
 mod object_store_error;
 #[cfg(feature = "object-store")]
 mod object_store_source;
+#[cfg(feature = "opendal")]
+mod opendal_source;
 mod positional_source;
 mod request_limiter;
 mod retrying;
@@ -82,6 +86,9 @@ pub use memory_source::MemorySource;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use object_store_source::ObjectStoreSource;
+#[cfg(feature = "opendal")]
+#[cfg_attr(docsrs, doc(cfg(feature = "opendal")))]
+pub use opendal_source::OpendalSource;
 pub use positional_source::PositionalSource;
 pub use request_limiter::RequestLimiter;
 pub use retrying::{RetryPolicy, Retrying};

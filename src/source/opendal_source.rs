@@ -1,0 +1,568 @@
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::{ready, Future};
+use std::io;
+use std::time::Duration;
+
+use bytes::Bytes;
+use opendal::layers::TimeoutLayer;
+use opendal::Operator;
+
+use super::source_error::SourceError;
+use super::PositionalSource;
+
+/// A [`PositionalSource`] over one file of an [OpenDAL](opendal) [`Operator`]: FTP, SFTP,
+/// WebDAV, HDFS, GCS, Azure, a local folder, memory, and every other service OpenDAL has.
+/// Requires the cargo feature `opendal`.
+///
+/// A program whose storage already is an `Operator` reads through it with this crate's
+/// window, read-ahead, clones and slices, without wrapping anything by hand.
+///
+/// The length comes from one `stat` when the source is [opened](Self::open) (or from a hint,
+/// [`with_length`](Self::with_length)) and is fixed from then on; each
+/// [`read_at`](PositionalSource::read_at) is one ranged read
+/// (`operator.read_with(path).range(..)`), cut at that length so it never asks past the end.
+///
+/// # Minimum Rust version
+///
+/// OpenDAL 0.59 needs rustc 1.91 or newer. Without the `opendal` feature this crate keeps its
+/// own minimum (1.85).
+///
+/// # Errors
+///
+/// Every error names the file (its [`resource`](PositionalSource::resource) name) and, for
+/// reads, the byte range, and keeps a kind: OpenDAL's `NotFound`, `PermissionDenied`,
+/// `IsADirectory`, `NotADirectory`, `AlreadyExists` become the `io::ErrorKind` of the same
+/// name, `ConfigInvalid` becomes `InvalidInput`, `Unsupported` stays `Unsupported`,
+/// `RangeNotSatisfied` (the file is shorter than its length said) is `UnexpectedEof`, and an
+/// unexpected failure takes the kind of the I/O error that caused it (a refused connection is
+/// `ConnectionRefused`), so [`Retrying`](crate::source::Retrying) knows what to retry. Other
+/// failures OpenDAL calls temporary are `Interrupted`; the rest are `Other`. OpenDAL's error
+/// (with its operation and context) is the [source](std::error::Error::source).
+///
+/// # HTTP services
+///
+/// OpenDAL's HTTP-based services (WebDAV, S3, ...) need an HTTP transport. Operators made by
+/// [`from_uri`](Self::from_uri) get their own; for an operator built by hand, enable OpenDAL's
+/// default features in your own dependency (they install a process-wide one), or give it one
+/// with `Operator::with_context`.
+///
+/// # Bytes at hand
+///
+/// [`try_read_at`](PositionalSource::try_read_at) is not implemented (it returns 0): OpenDAL
+/// offers no way to ask a service, not even its memory service, for bytes without an async
+/// call, so every read goes through [`read_at`](PositionalSource::read_at).
+///
+/// # Examples
+///
+/// ```no_run
+/// use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+/// use async_buffered_input::source::OpendalSource;
+/// use async_buffered_input::AsyncBufferedInput;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// // Any operator the program already has:
+/// let operator = opendal::Operator::new(opendal::services::Memory::default())
+///     .map_err(std::io::Error::other)?;
+/// operator.write("index/_0.cfs", vec![0u8; 1000]).await.map_err(std::io::Error::other)?;
+/// let source = OpendalSource::open(operator, "index/_0.cfs").await?;
+/// // Or one built from a URL: ftp://user:password@host:2121/index/_0.cfs
+/// let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::default());
+/// let mut input = AsyncBufferedInput::new(fetch);
+/// let magic = input.read_bytes_owned(4).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct OpendalSource {
+    operator: Operator,
+    // The path as OpenDAL takes it: relative to the operator's root.
+    path: String,
+    // What `resource()` returns: scheme, service name, root and path.
+    name: String,
+    length: u64,
+}
+
+impl OpendalSource {
+    /// How long one request of an operator built by [`from_uri`](Self::from_uri) may take
+    /// before it fails (`TimedOut`).
+    pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// How long one I/O step of such a request (a chunk of a body) may wait.
+    pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+
+    /// Opens the file at `uri`, with an operator built for it (each request bounded by
+    /// [`REQUEST_TIMEOUT`](Self::REQUEST_TIMEOUT) and
+    /// [`IO_TIMEOUT`](Self::IO_TIMEOUT)):
+    ///
+    /// - `ftp://[user[:password]@]host[:port]/path` (FTP, port 21 by default, anonymous if no
+    ///   user), `ftps://…` for FTP over TLS;
+    /// - `webdav://[user[:password]@]host[:port]/path`: a WebDAV server over plain HTTP,
+    ///   `webdavs://…` over HTTPS;
+    /// - `fs:///absolute/path`: a local file through OpenDAL's `fs` service.
+    ///
+    /// The source's name ([`resource`](PositionalSource::resource)) is the URI without its
+    /// password. Percent-escapes in the path are decoded.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a URI that does not parse or has another scheme; OpenDAL's error
+    /// (with the URI) if the operator cannot be built or the `stat` fails (`NotFound` for a
+    /// missing file, `ConnectionRefused` for a server that is down).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future abandons the `stat`; nothing is shared.
+    pub async fn from_uri(uri: &str) -> io::Result<Self> {
+        let parsed = url::Url::parse(uri).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("invalid URI {uri:?}: {e}"),
+            )
+        })?;
+        let invalid =
+            |what: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{what} in {uri:?}"));
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8()
+                .map(|s| s.into_owned())
+                .map_err(|_| invalid("a percent-escape that is not UTF-8"))
+        };
+        let path = decode(parsed.path())?;
+        let path = path.trim_start_matches('/').to_owned();
+        if path.is_empty() || path.ends_with('/') {
+            return Err(invalid("no file path"));
+        }
+        let user = decode(parsed.username())?;
+        let password = parsed.password().map(decode).transpose()?;
+        let host = || {
+            let host = parsed.host_str().ok_or_else(|| invalid("no host"))?;
+            Ok::<_, io::Error>(match parsed.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_owned(),
+            })
+        };
+        let built = match parsed.scheme() {
+            "ftp" | "ftps" => {
+                let mut builder = opendal::services::Ftp::default()
+                    .endpoint(&format!("{}://{}", parsed.scheme(), host()?))
+                    .root("/");
+                if !user.is_empty() {
+                    builder = builder.user(&user);
+                }
+                if let Some(password) = &password {
+                    builder = builder.password(password);
+                }
+                Operator::new(builder)
+            }
+            "webdav" | "webdavs" => {
+                let http = if parsed.scheme() == "webdav" {
+                    "http"
+                } else {
+                    "https"
+                };
+                let mut builder = opendal::services::Webdav::default()
+                    .endpoint(&format!("{http}://{}", host()?))
+                    .root("/");
+                if !user.is_empty() {
+                    builder = builder.username(&user);
+                }
+                if let Some(password) = &password {
+                    builder = builder.password(password);
+                }
+                Operator::new(builder).map(with_http_transport)
+            }
+            "fs" => {
+                if parsed.host_str().is_some_and(|h| !h.is_empty()) {
+                    return Err(invalid("a host (use fs:///absolute/path)"));
+                }
+                Operator::new(opendal::services::Fs::default().root("/"))
+            }
+            other => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "unsupported URI scheme {other:?} in {uri:?}: use ftp, ftps, webdav, webdavs or fs"
+                    ),
+                ))
+            }
+        };
+        let mut name = parsed.clone();
+        let _ = name.set_password(None);
+        let name = name.to_string();
+        let operator = built
+            .map_err(|e| io_error(format!("operator for {name}"), e))?
+            .layer(
+                TimeoutLayer::new()
+                    .with_timeout(Self::REQUEST_TIMEOUT)
+                    .with_io_timeout(Self::IO_TIMEOUT),
+            );
+        let length = stat_length(&operator, &path, &name).await?;
+        Ok(Self {
+            operator,
+            path,
+            name,
+            length,
+        })
+    }
+
+    /// Opens the file at `path` (relative to the operator's root) of `operator`, asking its
+    /// length with one `stat`. The source's name is `scheme://name/root/path` from the
+    /// operator's info (`ftp:///data/blob.bin`; the name part is what the service calls its
+    /// namespace: a bucket for S3, the operator's address for memory, empty for many); give a
+    /// better one
+    /// with [`with_name`](Self::with_name).
+    ///
+    /// # Errors
+    ///
+    /// OpenDAL's error, with the name, if the `stat` fails (`NotFound` for a missing file,
+    /// `IsADirectory` for a directory).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future abandons the `stat`.
+    pub async fn open(operator: Operator, path: impl Into<String>) -> io::Result<Self> {
+        let path = path.into();
+        let name = default_name(&operator, &path);
+        let length = stat_length(&operator, &path, &name).await?;
+        Ok(Self {
+            operator,
+            path,
+            name,
+            length,
+        })
+    }
+
+    /// A source over a file whose length is already known (no `stat`): a length kept from a
+    /// listing, or a hint. Reads end at `length`: a wrong hint makes the file look shorter, or
+    /// a read past the real end fails with `UnexpectedEof`.
+    pub fn with_length(operator: Operator, path: impl Into<String>, length: u64) -> Self {
+        let path = path.into();
+        let name = default_name(&operator, &path);
+        Self {
+            operator,
+            path,
+            name,
+            length,
+        }
+    }
+
+    /// The same source named `name` in errors and by [`resource`](PositionalSource::resource)
+    /// (for a [`Cached`](crate::source::Cached) source, the name must identify the bytes).
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The operator.
+    pub fn operator(&self) -> &Operator {
+        &self.operator
+    }
+
+    /// The file's path, relative to the operator's root.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The name that identifies the file in messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The file's length, from the `stat` at open (or the hint).
+    pub fn length(&self) -> u64 {
+        self.length
+    }
+}
+
+/// How many times a read is tried when OpenDAL's FTP service hands it a control connection
+/// with a stale reply (see [`is_stale_ftp_reply`]).
+const FTP_TRIES: u32 = 4;
+
+/// Whether `e` is OpenDAL's FTP service failing a read because the pooled control connection it
+/// took still had the reply to an earlier, cut-short transfer unread.
+///
+/// OpenDAL's FTP reader ends a ranged read by dropping the data connection, without reading the
+/// server's reply to that `RETR` (`426 Transfer aborted`, RFC 959); the pool checks a
+/// connection with a `NOOP` before reuse, but when the server answers the `NOOP` before it
+/// notices the closed data connection, the connection goes back to the pool with the `426`
+/// still pending, and the next read on it (its `REST`) reads that reply and fails as
+/// `Unexpected`. The failed connection is then dropped by the pool (its next `NOOP` check reads
+/// the `REST` reply), so trying again on another connection succeeds. Only `Unexpected` errors
+/// of FTP operators are tried again; every other error is final.
+fn is_stale_ftp_reply(operator: &Operator, e: &opendal::Error) -> bool {
+    matches!(operator.info().scheme(), "ftp" | "ftps") && e.kind() == opendal::ErrorKind::Unexpected
+}
+
+/// `scheme://name/root/path`, from the operator's info.
+fn default_name(operator: &Operator, path: &str) -> String {
+    let info = operator.info();
+    let root = info.root();
+    let root = root.trim_end_matches('/');
+    let root = root.trim_start_matches('/');
+    let mut name = format!("{}://{}/", info.scheme(), info.name());
+    if !root.is_empty() {
+        name.push_str(root);
+        name.push('/');
+    }
+    name.push_str(path.trim_start_matches('/'));
+    name
+}
+
+/// The length of `path` from one `stat`; a directory is an error.
+async fn stat_length(operator: &Operator, path: &str, name: &str) -> io::Result<u64> {
+    let meta = operator
+        .stat(path)
+        .await
+        .map_err(|e| io_error(format!("stat {name}"), e))?;
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!("stat {name}: a directory, not a file"),
+        ));
+    }
+    Ok(meta.content_length())
+}
+
+/// OpenDAL's error as an `io::Error` whose message is `context` and whose kind is described
+/// on [`OpendalSource`].
+fn io_error(context: String, e: opendal::Error) -> io::Error {
+    use opendal::ErrorKind as K;
+    let kind = match e.kind() {
+        K::NotFound => io::ErrorKind::NotFound,
+        K::PermissionDenied => io::ErrorKind::PermissionDenied,
+        K::IsADirectory => io::ErrorKind::IsADirectory,
+        K::NotADirectory => io::ErrorKind::NotADirectory,
+        K::AlreadyExists => io::ErrorKind::AlreadyExists,
+        K::ConfigInvalid => io::ErrorKind::InvalidInput,
+        K::Unsupported => io::ErrorKind::Unsupported,
+        // Asked past the real end: the file is shorter than its length said.
+        K::RangeNotSatisfied => io::ErrorKind::UnexpectedEof,
+        _ => match io_cause(&e) {
+            Some(kind) if kind != io::ErrorKind::Other => kind,
+            _ if e.is_temporary() => io::ErrorKind::Interrupted,
+            _ => io::ErrorKind::Other,
+        },
+    };
+    SourceError::wrap(context, io::Error::new(kind, e))
+}
+
+/// The kind of the first `io::Error` among the causes of `e`.
+fn io_cause(e: &opendal::Error) -> Option<io::ErrorKind> {
+    let mut cause: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<io::Error>() {
+            return Some(io.kind());
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// `operator` with an HTTP transport of its own: reqwest, 2 s to connect (OpenDAL without its
+/// default features installs no process-wide transport, and HTTP services fail without one).
+fn with_http_transport(operator: Operator) -> Operator {
+    install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(2))
+        .build()
+        // Building fails only without a TLS provider, installed just above.
+        .unwrap_or_default();
+    let transport = opendal_http_transport_reqwest::ReqwestTransport::new(client);
+    operator.with_context(
+        opendal::OperationContext::new()
+            .with_http_transport(opendal::HttpTransporter::new(transport)),
+    )
+}
+
+/// Installs rustls' `ring` provider as the process default, unless one is already installed
+/// (the HTTP client of WebDAV operators needs one).
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race with another thread installing one is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+impl PositionalSource for OpendalSource {
+    /// One ranged read of `[offset, offset + len)`, cut at the file's length; no request at or
+    /// past the end. On an FTP operator, a read failing as `Unexpected` is tried up to 4 times
+    /// in all: OpenDAL's FTP service can hand a read a connection with an earlier transfer's
+    /// reply still unread (an OpenDAL issue; the retry works around it). A service that answers with fewer bytes than asked is an `UnexpectedEof`
+    /// error (the file shrank, or the length hint was wrong).
+    ///
+    /// Errors name the file and the range.
+    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
+        let end = offset.saturating_add(len as u64).min(self.length);
+        let start = offset.min(end);
+        let operator = self.operator.clone();
+        let path = self.path.clone();
+        let name = self.name.clone();
+        async move {
+            if start == end {
+                return Ok(Bytes::new());
+            }
+            let context = || {
+                format!("read of {len} bytes at offset {offset} (bytes {start}..{end}) from {name}")
+            };
+            let mut tries = 1;
+            let buffer = loop {
+                match operator.read_with(&path).range(start..end).await {
+                    Ok(buffer) => break buffer,
+                    Err(e) if tries < FTP_TRIES && is_stale_ftp_reply(&operator, &e) => {
+                        tries += 1;
+                    }
+                    Err(e) => return Err(io_error(context(), e)),
+                }
+            };
+            let expected = (end - start) as usize;
+            if buffer.len() != expected {
+                return Err(SourceError::wrap(
+                    context(),
+                    io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("the service sent {} bytes, not {expected}", buffer.len()),
+                    ),
+                ));
+            }
+            Ok(buffer.to_bytes())
+        }
+    }
+
+    /// The name: the URI without its password, or `scheme://name/root/path`.
+    fn resource(&self) -> Option<String> {
+        Some(self.name.clone())
+    }
+
+    /// The length from the `stat` at open, or the hint (no request).
+    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
+        ready(Ok(self.length))
+    }
+}
+
+impl fmt::Debug for OpendalSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpendalSource")
+            .field("name", &self.name)
+            .field("length", &self.length)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn memory_with(path: &str, data: &[u8]) -> Operator {
+        let operator = Operator::new(opendal::services::Memory::default()).unwrap();
+        operator.write(path, data.to_vec()).await.unwrap();
+        operator
+    }
+
+    #[tokio::test]
+    async fn reads_ranges_cut_at_the_length() {
+        let data: Vec<u8> = (0..=255).collect();
+        let source = OpendalSource::open(memory_with("d/f.bin", &data).await, "d/f.bin")
+            .await
+            .unwrap();
+        assert_eq!(source.len().await.unwrap(), 256);
+        assert_eq!(&source.read_at(10, 5).await.unwrap()[..], &data[10..15]);
+        assert_eq!(&source.read_at(250, 100).await.unwrap()[..], &data[250..]);
+        assert!(source.read_at(256, 10).await.unwrap().is_empty());
+        assert!(source.read_at(u64::MAX, 10).await.unwrap().is_empty());
+        // The memory service names each operator by its address: distinct operators, distinct
+        // names.
+        let name = source.resource().unwrap();
+        assert!(
+            name.starts_with("memory://") && name.ends_with("/d/f.bin"),
+            "{name}"
+        );
+        let mut buf = [0u8; 4];
+        assert_eq!(source.try_read_at(0, &mut buf), 0, "no bytes at hand");
+    }
+
+    #[tokio::test]
+    async fn missing_files_and_directories_keep_their_kind_and_name_the_file() {
+        let operator = memory_with("d/f.bin", b"abc").await;
+        let e = OpendalSource::open(operator.clone(), "d/nope.bin")
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("stat memory://") && msg.ends_with("/d/nope.bin"),
+            "{msg}"
+        );
+        assert!(e.source().is_some(), "OpenDAL's error is the cause");
+    }
+
+    #[tokio::test]
+    async fn a_wrong_length_hint_is_unexpected_eof_naming_the_range() {
+        let source = OpendalSource::with_length(memory_with("f", b"abcdef").await, "f", 10)
+            .with_name("mem://hinted");
+        assert_eq!(&source.read_at(0, 6).await.unwrap()[..], b"abcdef");
+        let e = source.read_at(4, 6).await.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("mem://hinted") && msg.contains("offset 4"),
+            "{msg}"
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_uris_are_invalid_input() {
+        for uri in [
+            "not a uri",
+            "s3://bucket/key",
+            "ftp://127.0.0.1:9/",
+            "fs://host/tmp/x",
+        ] {
+            let e = OpendalSource::from_uri(uri).await.unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{uri}: {e}");
+            assert!(e.to_string().contains(uri), "{e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_local_file_through_the_fs_service() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a b.bin");
+        std::fs::write(&file, b"0123456789").unwrap();
+        let uri = format!("fs://{}", file.display()).replace(' ', "%20");
+        let source = OpendalSource::from_uri(&uri).await.unwrap();
+        assert_eq!(source.length(), 10);
+        assert_eq!(&source.read_at(3, 4).await.unwrap()[..], b"3456");
+        let e = OpendalSource::from_uri(&format!("fs://{}", dir.path().display()))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::IsADirectory, "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_is_down_fails_fast_naming_the_uri_without_the_password() {
+        // Port 9 (discard) on loopback: nothing listens there in a test environment.
+        for (uri, shown) in [
+            (
+                "ftp://u:secret@127.0.0.1:9/x.bin",
+                "ftp://u@127.0.0.1:9/x.bin",
+            ),
+            (
+                "webdav://u:secret@127.0.0.1:9/x.bin",
+                "webdav://u@127.0.0.1:9/x.bin",
+            ),
+        ] {
+            let started = std::time::Instant::now();
+            let e = OpendalSource::from_uri(uri).await.unwrap_err();
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{:?}",
+                started.elapsed()
+            );
+            let msg = e.to_string();
+            assert!(msg.contains(shown) && !msg.contains("secret"), "{msg}");
+            assert_ne!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        }
+    }
+}
