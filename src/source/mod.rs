@@ -13,7 +13,8 @@
 //! - [`SlowLink`]: any source behind a simulated network link (latency and bandwidth);
 //! - [`Retrying`]: any source whose failed requests are retried, as a [`RetryPolicy`] says;
 //! - `Cached` (feature `cache`): any source read through a `BlockCache` of its blocks, shared by
-//!   inputs;
+//!   inputs, with a `DiskTier` under it (feature `disk-cache`) that keeps blocks on local disk
+//!   across restarts;
 //! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers.
 //!
 //! ```
@@ -47,6 +48,9 @@ mod retrying;
 mod slow_link;
 mod source_error;
 
+#[cfg(feature = "disk-cache")]
+#[cfg_attr(docsrs, doc(cfg(feature = "disk-cache")))]
+pub use block_cache::DiskTier;
 #[cfg(feature = "cache")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
 pub use block_cache::{BlockCache, BlockCacheStats, Cached};

@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use quick_cache::DefaultHashBuilder;
 
+#[cfg(feature = "disk-cache")]
+use super::disk::DiskTier;
 use super::key::SourceKey;
 use super::slot::{cache_options, BlockWeight, Blocks, Evictions};
 use super::stats::{BlockCacheStats, Counters};
@@ -66,6 +68,9 @@ struct Shared {
     // The next key of a `Cached` whose source has no name.
     next_unique: AtomicU64,
     counters: Arc<Counters>,
+    // The tier under the memory, if the cache was made with one.
+    #[cfg(feature = "disk-cache")]
+    disk: Option<DiskTier>,
 }
 
 impl BlockCache {
@@ -90,7 +95,7 @@ impl BlockCache {
     ///
     /// If `capacity` or `block_size` is 0.
     pub fn with_block_size(capacity: u64, block_size: usize) -> Self {
-        Self::build(capacity, block_size, None)
+        Self::build(capacity, block_size, None, None)
     }
 
     /// A cache like [`with_block_size`](Self::with_block_size)'s whose blocks also take their
@@ -128,10 +133,31 @@ impl BlockCache {
     /// # }
     /// ```
     pub fn with_budget(capacity: u64, block_size: usize, budget: &MemoryBudget) -> Self {
-        Self::build(capacity, block_size, Some(budget.clone()))
+        Self::build(capacity, block_size, Some(budget.clone()), None)
     }
 
-    fn build(capacity: u64, block_size: usize, budget: Option<MemoryBudget>) -> Self {
+    /// A cache holding at most `capacity` bytes of blocks in memory, over `disk`, which holds
+    /// more: blocks read from the sources are written to it, and blocks memory does not hold
+    /// are read from it (their checksums checked) before a source is asked. The blocks are of
+    /// the disk tier's [`block_size`](DiskTier::block_size). See [`DiskTier`].
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is 0.
+    #[cfg(feature = "disk-cache")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "disk-cache")))]
+    pub fn with_disk_tier(capacity: u64, disk: DiskTier) -> Self {
+        let block_size = disk.block_size();
+        Self::build(capacity, block_size, None, Some(disk))
+    }
+
+    fn build(
+        capacity: u64,
+        block_size: usize,
+        budget: Option<MemoryBudget>,
+        #[cfg(feature = "disk-cache")] disk: Option<DiskTier>,
+        #[cfg(not(feature = "disk-cache"))] _disk: Option<std::convert::Infallible>,
+    ) -> Self {
         assert!(
             capacity > 0,
             "a BlockCache needs a capacity of at least 1 byte"
@@ -160,6 +186,8 @@ impl BlockCache {
                 budget,
                 next_unique: AtomicU64::new(0),
                 counters,
+                #[cfg(feature = "disk-cache")]
+                disk,
             }),
         }
     }
@@ -177,7 +205,8 @@ impl BlockCache {
     /// What the cache did so far, and what it holds.
     pub fn stats(&self) -> BlockCacheStats {
         let c = &self.shared.counters;
-        BlockCacheStats {
+        #[allow(unused_mut)] // without a disk tier
+        let mut stats = BlockCacheStats {
             hits: c.hits.load(Ordering::Relaxed),
             misses: c.misses.load(Ordering::Relaxed),
             coalesced: c.coalesced.load(Ordering::Relaxed),
@@ -186,7 +215,19 @@ impl BlockCache {
             blocks: self.shared.blocks.len() as u64,
             unbudgeted: c.unbudgeted.load(Ordering::Relaxed),
             ..BlockCacheStats::default()
+        };
+        #[cfg(feature = "disk-cache")]
+        if let Some(disk) = &self.shared.disk {
+            let d = disk.stats();
+            stats.disk_hits = d.hits;
+            stats.disk_writes = d.writes;
+            stats.disk_corrupt = d.corrupt;
+            stats.disk_evictions = d.evictions;
+            stats.disk_errors = d.errors;
+            stats.disk_bytes = d.bytes;
+            stats.disk_blocks = d.blocks;
         }
+        stats
     }
 
     // ----- for `Cached` -----
@@ -205,9 +246,25 @@ impl BlockCache {
         &self.shared.blocks
     }
 
+    /// The disk tier, if there is one.
+    #[cfg(feature = "disk-cache")]
+    pub(super) fn disk(&self) -> Option<&DiskTier> {
+        self.shared.disk.as_ref()
+    }
+
     /// What kept blocks reserve their bytes from, if anything.
     pub(super) fn budget(&self) -> Option<&MemoryBudget> {
         self.shared.budget.as_ref()
+    }
+}
+
+impl BlockCache {
+    fn disk_debug(&self) -> Option<&dyn fmt::Debug> {
+        #[cfg(feature = "disk-cache")]
+        if let Some(disk) = &self.shared.disk {
+            return Some(disk);
+        }
+        None
     }
 }
 
@@ -217,6 +274,7 @@ impl fmt::Debug for BlockCache {
             .field("block_size", &self.shared.block_size)
             .field("capacity", &self.shared.capacity)
             .field("budget", &self.shared.budget)
+            .field("disk", &self.disk_debug())
             .field("stats", &self.stats())
             .finish()
     }

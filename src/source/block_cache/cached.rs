@@ -8,11 +8,24 @@ use std::task::Poll;
 use bytes::{Bytes, BytesMut};
 
 use super::cache::BlockCache;
+#[cfg(feature = "disk-cache")]
+use super::disk::{DiskKey, DiskTier};
 use super::key::{BlockKey, SourceKey};
 use super::load_error::{LoadError, SharedError};
 use super::slot::{Block, Slot};
 use super::stats::bump;
 use crate::source::PositionalSource;
+
+/// Where a block is looked for on disk (see `Cached::disk_key`).
+#[cfg(feature = "disk-cache")]
+enum DiskLookup {
+    /// Nowhere: no disk tier, or a source without a name.
+    None,
+    /// The block starts at or past the end of the source.
+    PastEnd,
+    /// Under this key, with this many bytes.
+    Key(DiskTier, DiskKey, usize),
+}
 
 /// The most block requests one `read_at` has in flight at once.
 const MAX_BLOCKS_IN_FLIGHT: usize = 16;
@@ -193,9 +206,23 @@ impl<S: PositionalSource> Cached<S> {
         Ok(block)
     }
 
-    /// Asks the inner source for block `index` (the cache's loader), and takes its bytes from
-    /// the budget, if the cache has one.
+    /// Block `index` from the disk tier if it holds it (checked), else from the inner source
+    /// (and then written to the disk tier): the cache's loader. Its bytes are taken from the
+    /// budget, if the cache has one.
     async fn load(&self, index: u64) -> Result<Block, LoadError> {
+        #[cfg(feature = "disk-cache")]
+        let disk_key = match self.disk_key(index).await? {
+            DiskLookup::None => None,
+            DiskLookup::PastEnd => return Err(LoadError::PastEnd),
+            DiskLookup::Key(disk, key, expected) => {
+                if let Some(block) = disk.get(&key).await {
+                    if block.len() == expected {
+                        return self.keep(block);
+                    }
+                }
+                Some((disk, key))
+            }
+        };
         bump(&self.cache.counters().misses);
         let start = index * self.block_size;
         let mut block = self
@@ -207,6 +234,15 @@ impl<S: PositionalSource> Cached<S> {
             return Err(LoadError::PastEnd);
         }
         block.truncate(self.block_size as usize); // a source that returned more than asked
+        #[cfg(feature = "disk-cache")]
+        if let Some((disk, key)) = disk_key {
+            disk.put(&key, block.clone()).await;
+        }
+        self.keep(block)
+    }
+
+    /// `block` as the memory tier keeps it: with its share of the budget, if the cache has one.
+    fn keep(&self, block: Bytes) -> Result<Block, LoadError> {
         let held = match self.cache.budget() {
             None => None,
             Some(budget) => match budget.try_reserve(block.len()) {
@@ -221,6 +257,28 @@ impl<S: PositionalSource> Cached<S> {
             bytes: block,
             _held: held,
         })
+    }
+
+    /// Where block `index` is kept on disk: nowhere without a disk tier or a name; else under
+    /// the name, the source's length (asked of the source once) and the index, with the
+    /// block's length.
+    #[cfg(feature = "disk-cache")]
+    async fn disk_key(&self, index: u64) -> Result<DiskLookup, LoadError> {
+        let (Some(disk), SourceKey::Named(name)) = (self.cache.disk(), &self.key) else {
+            return Ok(DiskLookup::None);
+        };
+        let source_len = self.len().await.map_err(LoadError::Source)?;
+        let start = index.saturating_mul(self.block_size);
+        if start >= source_len {
+            return Ok(DiskLookup::PastEnd);
+        }
+        let expected = (source_len - start).min(self.block_size) as usize;
+        let key = DiskKey {
+            name: Arc::clone(name),
+            source_len,
+            index,
+        };
+        Ok(DiskLookup::Key(disk.clone(), key, expected))
     }
 
     /// A short block ends the source: its length is known from now on.
