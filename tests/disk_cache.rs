@@ -98,7 +98,7 @@ async fn a_flipped_byte_in_every_block_is_caught_and_counted() {
         // Fresh memory tiers over one disk tier: every block lookup goes to disk.
         let first = BlockCache::with_disk_tier(bs as u64, disk.clone());
         read_all(&cached(&data, &first), &data, bs, "writing").await;
-        let written = disk_stats(&first);
+        let written = first.stats();
         assert_eq!(written.disk_blocks, blocks, "round {round}: {written}");
 
         let disk = if data_only {
@@ -114,7 +114,8 @@ async fn a_flipped_byte_in_every_block_is_caught_and_counted() {
             assert_eq!(flipped, blocks);
             disk
         };
-        let before = disk_stats(&BlockCache::with_disk_tier(bs as u64, disk.clone()));
+        // The disk tier's counters are shared by every cache over it.
+        let before = BlockCache::with_disk_tier(bs as u64, disk.clone()).stats();
         let second = BlockCache::with_disk_tier(bs as u64, disk.clone());
         let source = cached(&data, &second);
         read_all(&source, &data, bs, "corrupt").await;
@@ -139,11 +140,6 @@ async fn a_flipped_byte_in_every_block_is_caught_and_counted() {
         );
         assert_eq!(source.get_ref().requests(), 0);
     }
-}
-
-/// The cache's stats (the disk tier's are shared by every cache over it).
-fn disk_stats(cache: &BlockCache) -> BlockCacheStats {
-    cache.stats()
 }
 
 #[tokio::test]
