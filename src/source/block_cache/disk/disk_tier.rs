@@ -204,6 +204,21 @@ impl DiskTier {
     /// whether or not this future is still waiting.
     pub(crate) async fn get(&self, key: &DiskKey) -> Option<Bytes> {
         let (slot, record_len) = self.shared.index().pin(key)?;
+        // A block in the page cache is read here, with no blocking-pool round trip; one that
+        // is not, or that does not check out, is read (again) and handled on the pool.
+        let mut buf = BytesMut::zeroed(record_len as usize);
+        if self.shared.files.read_slot_now(slot, &mut buf) {
+            if let Some(block) = record::decode(buf.freeze(), key, self.shared.block_size) {
+                bump(&self.shared.hits);
+                let wipe = self.shared.index().unpin(slot, false);
+                if let Some(slot) = wipe {
+                    // Another reader found it corrupt meanwhile, and this was the last read.
+                    let shared = Arc::clone(&self.shared);
+                    drop(tokio::task::spawn_blocking(move || shared.wipe(slot)));
+                }
+                return Some(block);
+            }
+        }
         let shared = Arc::clone(&self.shared);
         let key = key.clone();
         let read = tokio::task::spawn_blocking(move || shared.read_block(slot, record_len, &key));
@@ -285,11 +300,16 @@ impl Shared {
         }
         let wipe = self.index().unpin(slot, outcome.is_err());
         if let Some(slot) = wipe {
-            // Make the header invalid, so that the next open does not find the block again.
-            let _ = self.files.write_slot(slot, &[0; 8]);
-            self.index().release(slot);
+            self.wipe(slot);
         }
         outcome.ok()
+    }
+
+    /// Makes the header of the dropped, reserved `slot` invalid, so that the next open does not
+    /// find its block again, and frees the slot.
+    fn wipe(&self, slot: u32) {
+        let _ = self.files.write_slot(slot, &[0; 8]);
+        self.index().release(slot);
     }
 
     /// Writes the block to the reserved `slot` and makes it findable, or frees the slot.

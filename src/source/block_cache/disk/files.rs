@@ -2,6 +2,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The disk tier's files in its folder: a fixed number of region files cut into equal slots,
 /// the `layout` that says how, and a `lock` held while the tier is open. Blocking calls: run
@@ -18,6 +19,8 @@ pub(super) struct Files {
     slots: u32,
     // Held open (and locked, on Linux) while the tier is open.
     _lock: File,
+    // Set once the file system refused a `RWF_NOWAIT` read: reads go to the blocking pool.
+    nowait_unsupported: AtomicBool,
 }
 
 /// The most region files a disk tier keeps open.
@@ -103,6 +106,7 @@ impl Files {
             slot_size,
             slots,
             _lock: lock,
+            nowait_unsupported: AtomicBool::new(false),
         })
     }
 
@@ -136,6 +140,34 @@ impl Files {
             }
         }
         Ok(filled)
+    }
+
+    /// Fills `buf` from the start of `slot` now, on the calling thread, if the page cache holds
+    /// all of it (Linux: one `preadv2(RWF_NOWAIT)`, which never waits for the disk); false if it
+    /// does not, or on other systems. Never blocks.
+    pub(super) fn read_slot_now(&self, slot: u32, buf: &mut [u8]) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::io::{Errno, ReadWriteFlags};
+            if self.nowait_unsupported.load(Ordering::Relaxed) {
+                return false;
+            }
+            let (file, at) = self.place(slot);
+            let mut iov = [std::io::IoSliceMut::new(buf)];
+            match rustix::io::preadv2(file, &mut iov, at, ReadWriteFlags::NOWAIT) {
+                Ok(n) => n == iov[0].len(),
+                Err(Errno::OPNOTSUPP | Errno::NOSYS) => {
+                    self.nowait_unsupported.store(true, Ordering::Relaxed);
+                    false
+                }
+                Err(_) => false,
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (slot, buf, &self.nowait_unsupported, Ordering::Relaxed);
+            false
+        }
     }
 
     /// Writes `record` at the start of `slot`, in one positional write (continued if the
