@@ -126,7 +126,7 @@ impl Report {
             "seconds": null, "bytes_per_second": null, "mb_per_second": null,
             "requests_per_second": null, "latency_p50_ns": null, "latency_p99_ns": null,
             "latency_max_ns": null, "latency_samples": null, "underlying_reads": null,
-            "underlying_seeks": null, "underlying_bytes": null,
+            "underlying_seeks": null, "underlying_bytes": null, "disk_hits": null,
             "bytes_fetched_per_byte_used": null, "verify_reads": null,
             "checksum": null, "verified": null, "mismatch": null, "error": null, "complete": null,
             "budget_seconds": null, "read_ahead": null, "cache_capacity": null,

@@ -132,7 +132,7 @@ fn cells(rows: &[Value]) -> Vec<&Value> {
     rows.iter().filter(|r| r["row"] == "read").collect()
 }
 
-const FIELDS: [&str; 40] = [
+const FIELDS: [&str; 41] = [
     "source",
     "source_name",
     "file_len",
@@ -167,6 +167,7 @@ const FIELDS: [&str; 40] = [
     "read_ahead",
     "cache_capacity",
     "limit_bytes_per_second",
+    "disk_hits",
     "ratio_to_limit",
     "ratio_to_buffered",
     "holds_pattern",
