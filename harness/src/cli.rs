@@ -119,6 +119,15 @@ struct Args {
     #[arg(long, value_name = "N", value_parser = parse_nonzero_usize)]
     max_requests: Option<usize>,
 
+    /// A local-disk tier under the cached reader's block cache, kept in DIR across runs (Unix):
+    /// a second identical run reads what the first wrote, as after a restart.
+    #[arg(long, value_name = "DIR")]
+    disk_cache: Option<PathBuf>,
+
+    /// Capacity of the --disk-cache tier, per window size [default: 1GiB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_nonzero_size, requires = "disk_cache")]
+    disk_cache_capacity: Option<u64>,
+
     /// Page cache reads of the readahead reader's FileSource (Linux): on, cached bytes are
     /// copied at once on the reading thread; off, every chunk is a read on tokio's blocking pool.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
@@ -236,6 +245,12 @@ async fn run(args: Args) -> Result<ExitCode, String> {
             ReaderKind::BufferedReadAhead.id()
         ));
     }
+    if args.disk_cache.is_some() && !readers.contains(&ReaderKind::Cached) {
+        return Err(format!(
+            "--disk-cache configures the {} reader, which --readers leaves out",
+            ReaderKind::Cached.id()
+        ));
+    }
     if args.cache_capacity.is_some() && !readers.contains(&ReaderKind::Cached) {
         return Err(format!(
             "--cache-capacity configures the {} reader, which --readers leaves out",
@@ -304,6 +319,9 @@ async fn run(args: Args) -> Result<ExitCode, String> {
         .reader_budget(ReaderKind::ByteLoop, slow_budget)
         .read_ahead(args.read_ahead.unwrap_or_default())
         .cache_capacity(args.cache_capacity.unwrap_or(Plan::DEFAULT_CACHE_CAPACITY));
+    if let Some(dir) = &args.disk_cache {
+        plan = plan.disk_cache(dir, args.disk_cache_capacity.unwrap_or(1 << 30));
+    }
     if writes {
         plan = plan.write_first(
             args.file_size.unwrap_or(DEFAULT_FILE_SIZE),

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::io;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -109,6 +110,7 @@ pub struct Plan {
     pub(crate) reader_budgets: Vec<(ReaderKind, Option<Duration>)>,
     pub(crate) read_ahead: ReadAhead,
     pub(crate) cache_capacity: u64,
+    pub(crate) disk_cache: Option<DiskCacheSpec>,
     pub(crate) seed: u64,
     pub(crate) random_requests: Option<u64>,
     // The write phase: the file's length and the size of each write.
@@ -148,6 +150,7 @@ impl Plan {
             reader_budgets: Vec::new(),
             read_ahead: ReadAhead::default(),
             cache_capacity: Self::DEFAULT_CACHE_CAPACITY,
+            disk_cache: None,
             seed: Self::DEFAULT_SEED,
             random_requests: None,
             write: None,
@@ -305,6 +308,20 @@ impl Plan {
     #[must_use = "builder methods return the changed plan"]
     pub fn cache_capacity(mut self, capacity: u64) -> Self {
         self.cache_capacity = capacity;
+        self
+    }
+
+    /// Puts a [`DiskTier`](async_buffered_input::source::DiskTier) of `capacity` bytes in
+    /// `dir` under the [cached reader](ReaderKind::Cached)'s memory cache (Unix), kept across
+    /// cells and runs: the blocks a run wrote serve the next one, as after a restart. The
+    /// tier of each window size lives in its own subfolder (`dir/block-8192`, ...), each of
+    /// `capacity` bytes; blocks are kept under the source's name (its path or URL).
+    #[must_use = "builder methods return the changed plan"]
+    pub fn disk_cache(mut self, dir: impl Into<PathBuf>, capacity: u64) -> Self {
+        self.disk_cache = Some(DiskCacheSpec {
+            dir: dir.into(),
+            capacity,
+        });
         self
     }
 
@@ -526,11 +543,20 @@ impl fmt::Debug for Plan {
             .field("reader_budgets", &self.reader_budgets)
             .field("read_ahead", &self.read_ahead)
             .field("cache_capacity", &self.cache_capacity)
+            .field("disk_cache", &self.disk_cache)
             .field("seed", &self.seed)
             .field("random_requests", &self.random_requests)
             .field("write", &self.write)
             .finish()
     }
+}
+
+/// Where and how large the [cached reader](ReaderKind::Cached)'s disk tier is (see
+/// [`Plan::disk_cache`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DiskCacheSpec {
+    pub(crate) dir: PathBuf,
+    pub(crate) capacity: u64,
 }
 
 /// One measurement of a run over a source: a reader, a request size and, for readers with a

@@ -7,13 +7,15 @@ use std::future::Future;
 use std::io::{self, SeekFrom};
 
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead, StreamFetch};
-use async_buffered_input::source::{BlockCache, Cached};
+#[cfg(unix)]
+use async_buffered_input::source::DiskTier;
+use async_buffered_input::source::{BlockCache, Cached, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use tokio::io::{AsyncReadExt, AsyncSeekExt, BufReader};
 
 use crate::counting::{CountingPositionalSource, CountingSource};
 use crate::error::context;
-use crate::plan::{Cell, ReaderKind};
+use crate::plan::{Cell, DiskCacheSpec, ReaderKind};
 use crate::sources::{BoxPositionalSource, BoxSource, Source};
 
 type Counted = CountingSource<BoxSource>;
@@ -31,6 +33,9 @@ pub(crate) struct Counts {
     pub(crate) reads: u64,
     pub(crate) seeks: u64,
     pub(crate) bytes: u64,
+    /// Blocks the cached reader's disk tier served (counted by the cell's first task only, as
+    /// the tasks share the cache).
+    pub(crate) disk_hits: u64,
 }
 
 impl Counts {
@@ -39,6 +44,7 @@ impl Counts {
             reads: counted.reads(),
             seeks: counted.seeks(),
             bytes: counted.bytes(),
+            disk_hits: 0,
         }
     }
 
@@ -49,6 +55,7 @@ impl Counts {
             reads: counted.requests(),
             seeks: counted.jumps(),
             bytes: counted.bytes(),
+            disk_hits: 0,
         }
     }
 
@@ -58,8 +65,48 @@ impl Counts {
             reads: self.reads + other.reads,
             seeks: self.seeks + other.seeks,
             bytes: self.bytes + other.bytes,
+            disk_hits: self.disk_hits + other.disk_hits,
         }
     }
+}
+
+/// A block cache of `capacity` bytes over the disk tier of `spec` for blocks of `block_size`
+/// bytes, in its subfolder. The tier is opened once per process (its folder is locked while
+/// open) and shared by every cell that uses it.
+#[cfg(unix)]
+fn cache_over_disk(
+    spec: &DiskCacheSpec,
+    capacity: u64,
+    block_size: usize,
+) -> io::Result<BlockCache> {
+    use std::sync::Mutex;
+    static OPENED: Mutex<Vec<((DiskCacheSpec, usize), DiskTier)>> = Mutex::new(Vec::new());
+    let key = (spec.clone(), block_size);
+    // Opened under the lock (a header scan, once per process, before any clock starts), so
+    // that two cells never both open it.
+    let mut opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
+    let tier = match opened.iter().find(|(k, _)| *k == key) {
+        Some((_, tier)) => tier.clone(),
+        None => {
+            let dir = spec.dir.join(format!("block-{block_size}"));
+            let tier = DiskTier::open(dir, spec.capacity, block_size)?;
+            opened.push((key, tier.clone()));
+            tier
+        }
+    };
+    Ok(BlockCache::with_disk_tier(capacity, tier))
+}
+
+#[cfg(not(unix))]
+fn cache_over_disk(
+    _spec: &DiskCacheSpec,
+    _capacity: u64,
+    _block_size: usize,
+) -> io::Result<BlockCache> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "--disk-cache needs Unix",
+    ))
 }
 
 /// A reader as the harness drives it.
@@ -116,6 +163,7 @@ impl Readers {
         source: &Source,
         read_ahead: ReadAhead,
         cache_capacity: u64,
+        disk_cache: Option<&DiskCacheSpec>,
         starts: &[u64],
     ) -> io::Result<Readers> {
         let capacity = || {
@@ -161,14 +209,28 @@ impl Readers {
             }
             ReaderKind::Cached => {
                 let shared = source.open_positional().await?;
-                let cache = BlockCache::with_block_size(cache_capacity, capacity()?);
+                let (cache, key) = match disk_cache {
+                    None => (
+                        BlockCache::with_block_size(cache_capacity, capacity()?),
+                        CACHE_KEY.to_owned(),
+                    ),
+                    // Kept across cells and runs: the blocks go under the source's name.
+                    Some(spec) => (
+                        cache_over_disk(spec, cache_capacity, capacity()?)?,
+                        shared.resource().unwrap_or_else(|| shared.description()),
+                    ),
+                };
+                // The disk tier's counters go on across cells: the first task reports this
+                // cell's share.
+                let mut disk_baseline =
+                    disk_cache.map(|_| (cache.clone(), cache.stats().disk_hits));
                 let mut readers = Vec::with_capacity(starts.len());
                 for &start in starts {
                     // Counted under the cache, one count per task, all with the same key: a
                     // task's count is the block loads it made, and the sum what reached the
                     // source.
                     let counted = CountingPositionalSource::new(shared.clone());
-                    let cached = Cached::with_key(counted, cache.clone(), CACHE_KEY);
+                    let cached = Cached::with_key(counted, cache.clone(), key.as_str());
                     let fetch = PositionalFetch::new(cached);
                     let mut input = AsyncBufferedInput::try_with_capacity(capacity()?, fetch)?;
                     input
@@ -176,7 +238,10 @@ impl Readers {
                         .await
                         .map_err(|e| context(e, format!("{cell}: cannot find the length")))?;
                     input.seek_to(start);
-                    readers.push(CachedReader(input));
+                    readers.push(CachedReader {
+                        input,
+                        disk: disk_baseline.take(),
+                    });
                 }
                 Readers::Cached(readers)
             }
@@ -271,7 +336,11 @@ impl RequestReader for BufferedReadAhead {
 
 /// [`AsyncBufferedInput`] over a [`PositionalFetch`] without read-ahead over the counted
 /// positional source read through the cell's [`BlockCache`].
-pub(crate) struct CachedReader(AsyncBufferedInput<CachedCounted>);
+pub(crate) struct CachedReader {
+    input: AsyncBufferedInput<CachedCounted>,
+    // The first task's: the cell's cache, and its disk tier's hits when the cell began.
+    disk: Option<(BlockCache, u64)>,
+}
 
 impl RequestReader for CachedReader {
     #[inline]
@@ -280,17 +349,21 @@ impl RequestReader for CachedReader {
         offset: u64,
         buf: &mut [u8],
     ) -> impl Future<Output = io::Result<()>> + Send {
-        if self.0.position() != offset {
-            self.0.seek_to(offset);
+        if self.input.position() != offset {
+            self.input.seek_to(offset);
         }
-        self.0.read_bytes(buf)
+        self.input.read_bytes(buf)
     }
 
     /// The block loads this task made of the positional source, under the cache (see
     /// [`Counts::of_positional`]): the blocks it found cached, or loading for another task,
-    /// cost nothing.
+    /// cost nothing. The first task adds the blocks the disk tier served the cell.
     fn counts(&self) -> Counts {
-        Counts::of_positional(self.0.fetch().get_ref().get_ref())
+        let mut counts = Counts::of_positional(self.input.fetch().get_ref().get_ref());
+        if let Some((cache, baseline)) = &self.disk {
+            counts.disk_hits = cache.stats().disk_hits - baseline;
+        }
+        counts
     }
 }
 

@@ -93,7 +93,7 @@ impl Report {
     /// reader's id), `reader_name`, `read_size`, `capacity`, `pattern`, `tasks`, `bytes`,
     /// `requests`, `seconds`, `bytes_per_second`, `mb_per_second`, `requests_per_second`,
     /// `latency_p50_ns`, `latency_p99_ns`, `latency_max_ns`, `latency_samples`,
-    /// `underlying_reads`, `underlying_seeks`, `underlying_bytes`,
+    /// `underlying_reads`, `underlying_seeks`, `underlying_bytes`, `disk_hits`,
     /// `bytes_fetched_per_byte_used` ([`CellReport::fetched_per_used`]), `verify_reads`, `checksum`
     /// (a hex string: JSON numbers lose 64-bit precision in many readers), `verified`,
     /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `cache_capacity`,
@@ -128,7 +128,7 @@ impl Report {
             "seconds": null, "bytes_per_second": null, "mb_per_second": null,
             "requests_per_second": null, "latency_p50_ns": null, "latency_p99_ns": null,
             "latency_max_ns": null, "latency_samples": null, "underlying_reads": null,
-            "underlying_seeks": null, "underlying_bytes": null,
+            "underlying_seeks": null, "underlying_bytes": null, "disk_hits": null,
             "bytes_fetched_per_byte_used": null, "verify_reads": null,
             "checksum": null, "verified": null, "mismatch": null, "error": null, "complete": null,
             "budget_seconds": null, "read_ahead": null, "cache_capacity": null,
@@ -205,6 +205,7 @@ impl Report {
                     "underlying_reads": r.underlying_reads,
                     "underlying_seeks": r.underlying_seeks,
                     "underlying_bytes": r.underlying_bytes,
+                    "disk_hits": r.disk_hits,
                     "bytes_fetched_per_byte_used": r.fetched_per_used(),
                     "verify_reads": r.verify_reads,
                     "checksum": format!("{:#018x}", r.checksum),
@@ -460,6 +461,10 @@ pub struct CellReport {
     /// Bytes the source returned: more than `bytes` when a window read ahead of the requests,
     /// fewer when a later pass found bytes still in the window.
     pub underlying_bytes: u64,
+    /// Blocks the [cached reader](ReaderKind::Cached)'s disk tier served in the timed pass
+    /// (memory misses that did not reach the source); `None` without a disk tier
+    /// ([`Plan::disk_cache`](crate::Plan::disk_cache)) and for the other readers.
+    pub disk_hits: Option<u64>,
     /// Source reads of the verification pass (counted the same way), which was not timed.
     pub verify_reads: u64,
     /// The [`Checksum`](crate::Checksum) of the bytes the verification pass handed out (for

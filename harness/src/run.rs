@@ -146,6 +146,7 @@ impl Plan {
                         source: source.clone(),
                         read_ahead: self.read_ahead,
                         cache_capacity: self.cache_capacity,
+                        disk_cache: self.disk_cache.clone(),
                         requests: Arc::clone(&cell.requests),
                         made: cell.tasks.iter().map(|t| t.made).collect(),
                         truth: truth.clone(),
@@ -262,6 +263,7 @@ impl Plan {
                     source,
                     self.read_ahead,
                     self.cache_capacity,
+                    self.disk_cache.as_ref(),
                     &requests.starts(),
                 )
                 .await?;
@@ -603,6 +605,8 @@ fn cell_report(
         underlying_reads: counts.reads,
         underlying_seeks: counts.seeks,
         underlying_bytes: counts.bytes,
+        disk_hits: (cell.reader == ReaderKind::Cached && plan.disk_cache.is_some())
+            .then_some(counts.disk_hits),
         verify_reads,
         checksum,
         mismatch,

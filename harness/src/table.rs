@@ -64,6 +64,7 @@ enum Column {
     P99,
     SourceReads,
     SourceSeeks,
+    DiskHits,
     FetchedPerUsed,
     VsLimit,
     VsBuffered,
@@ -87,6 +88,7 @@ impl Column {
             Column::P99 => "p99",
             Column::SourceReads => "src reads",
             Column::SourceSeeks => "src seeks",
+            Column::DiskHits => "disk hits",
             Column::FetchedPerUsed => "fetched/used",
             Column::VsLimit => "vs limit",
             Column::VsBuffered => "vs buffered",
@@ -201,6 +203,13 @@ impl Report {
                 ReaderKind::Cached.name(),
                 binary_size(capacity)
             )?;
+            if cells().any(|r| r.disk_hits.is_some()) {
+                writeln!(
+                    f,
+                    "Its disk hits are the blocks its --disk-cache tier served instead of the \
+                     source; the tier is kept across runs."
+                )?;
+            }
         }
         writeln!(f)
     }
@@ -270,6 +279,7 @@ impl Report {
             Column::P99,
             Column::SourceReads,
             Column::SourceSeeks,
+            Column::DiskHits,
             Column::FetchedPerUsed,
             Column::VsLimit,
             Column::VsBuffered,
@@ -279,6 +289,7 @@ impl Report {
         .filter(|c| match c {
             Column::Pattern => varied_patterns,
             Column::Tasks => varied_tasks,
+            Column::DiskHits => cells().any(|r| r.disk_hits.is_some()),
             _ => true,
         })
         .collect();
@@ -459,6 +470,7 @@ fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
                 | Column::P99
                 | Column::SourceReads
                 | Column::SourceSeeks
+                | Column::DiskHits
                 | Column::FetchedPerUsed
                 | Column::VsLimit
                 | Column::VsBuffered,
@@ -499,6 +511,7 @@ fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
             (Row::Limit(l), Column::SourceReads) => l.underlying_reads.to_string(),
             (Row::Read(r), Column::SourceReads) => r.underlying_reads.to_string(),
             (Row::Read(r), Column::SourceSeeks) => r.underlying_seeks.to_string(),
+            (Row::Read(r), Column::DiskHits) => r.disk_hits.map_or_else(dash, |n| n.to_string()),
             (Row::Read(r), Column::FetchedPerUsed) => ratio(r.fetched_per_used()),
             (Row::Limit(l), Column::VsLimit) => ratio(l.complete.then_some(1.0)),
             (Row::Read(r), Column::VsLimit) => ratio(source.ratio_to_limit(r)),

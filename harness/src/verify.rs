@@ -20,6 +20,7 @@ use async_buffered_input::fetch::ReadAhead;
 
 use crate::error::context;
 use crate::plan::Cell;
+use crate::plan::DiskCacheSpec;
 use crate::readers::{each_reader, Counts, Readers, RequestReader};
 use crate::sources::Source;
 use crate::truth::{Truth, TruthCursor};
@@ -371,6 +372,7 @@ pub(crate) struct CellCheck {
     pub(crate) source: Source,
     pub(crate) read_ahead: ReadAhead,
     pub(crate) cache_capacity: u64,
+    pub(crate) disk_cache: Option<DiskCacheSpec>,
     pub(crate) requests: Arc<Requests>,
     /// The requests each task made in the timed pass.
     pub(crate) made: Vec<u64>,
@@ -470,6 +472,7 @@ async fn verify_cell(check: CellCheck) -> io::Result<CellVerified> {
         source,
         read_ahead,
         cache_capacity,
+        disk_cache,
         requests,
         made,
         truth,
@@ -478,7 +481,16 @@ async fn verify_cell(check: CellCheck) -> io::Result<CellVerified> {
     let verified = async {
         let starts = requests.starts();
         // A cached reader's cache is new here too: the pass reads through it from cold.
-        let readers = Readers::open(cell, &source, read_ahead, cache_capacity, &starts).await?;
+        let disk_cache = disk_cache.as_ref();
+        let readers = Readers::open(
+            cell,
+            &source,
+            read_ahead,
+            cache_capacity,
+            disk_cache,
+            &starts,
+        )
+        .await?;
         let mut cursors = Vec::with_capacity(made.len());
         for _ in &made {
             cursors.push(truth.cursor(file_len).await?);

@@ -153,7 +153,7 @@ fn cells(rows: &[Value]) -> Vec<&Value> {
     rows.iter().filter(|r| r["row"] == "read").collect()
 }
 
-const FIELDS: [&str; 43] = [
+const FIELDS: [&str; 44] = [
     "source",
     "source_name",
     "file_len",
@@ -191,6 +191,7 @@ const FIELDS: [&str; 43] = [
     "hedges_fired",
     "hedges_won",
     "limit_bytes_per_second",
+    "disk_hits",
     "ratio_to_limit",
     "ratio_to_buffered",
     "holds_pattern",

@@ -377,3 +377,35 @@ async fn the_cached_reader_needs_a_cache_that_holds_a_window() {
     assert!(r.complete && r.requests == 500, "{r}");
     assert_eq!(r.cache_capacity, Some(32 << 10));
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_disk_cache_serves_the_next_run() {
+    let dir = temp_dir();
+    let data = pattern(4 << 20);
+    let plan = Plan::new(Source::memory(data))
+        .patterns([Pattern::Terms { s_milli: 1100 }])
+        .sizes([100])
+        .capacities([8192])
+        .readers([ReaderKind::Cached])
+        .cache_capacity(64 << 10) // a working set far larger than the memory tier
+        .disk_cache(dir.path(), 64 << 20)
+        .random_requests(2000);
+    let first = plan.clone().run().await.unwrap();
+    let second = plan.run().await.unwrap();
+    let (a, b) = (&first.sources[0].cells[0], &second.sources[0].cells[0]);
+    assert!(first.verified() && second.verified(), "{first}\n{second}");
+    assert!(a.underlying_reads > 0, "{a}");
+    assert_eq!(b.underlying_reads, 0, "every block is on disk: {b}");
+    assert!(b.disk_hits.unwrap() > 0, "{b:?}");
+    assert!(dir.path().join("block-8192").join("layout").exists());
+    let json = second.json();
+    let row = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["reader"] == "cached")
+        .unwrap();
+    assert_eq!(row["disk_hits"], b.disk_hits.unwrap(), "{row}");
+    assert!(second.to_string().contains("disk hits"), "{second}");
+}

@@ -13,8 +13,11 @@
 //! - [`SlowLink`]: any source behind a simulated network link (latency and bandwidth);
 //! - [`Retrying`]: any source whose failed requests are retried, as a [`RetryPolicy`] says;
 //! - `Cached` (feature `cache`): any source read through a `BlockCache` of its blocks, shared by
-//!   inputs;
+//!   inputs, with a `DiskTier` under it (feature `disk-cache`) that keeps blocks on local disk
+//!   across restarts;
 //! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers;
+//! - `OpendalSource` (feature `opendal`): a file of any OpenDAL `Operator` (FTP, SFTP,
+//!   WebDAV, HDFS and the other services OpenDAL has);
 //! - [`Limited`]: any source whose requests wait for a turn from a [`RequestLimiter`] shared by
 //!   every source on one store;
 //! - [`Hedged`]: any source whose slow requests get a second, identical request (a hedge), as a
@@ -24,8 +27,6 @@
 //!
 //! For a remote store, compose them as `Cached<Retrying<Hedged<Limited<Deadline<S>>>>>` (why:
 //! see [`Hedged`]).
-//! - `OpendalSource` (feature `opendal`): a file of any OpenDAL `Operator` (FTP, SFTP,
-//!   WebDAV, HDFS and the other services OpenDAL has).
 //!
 //! ```
 //! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
@@ -71,6 +72,9 @@ mod retrying;
 mod slow_link;
 mod source_error;
 
+#[cfg(feature = "disk-cache")]
+#[cfg_attr(docsrs, doc(cfg(feature = "disk-cache")))]
+pub use block_cache::DiskTier;
 #[cfg(feature = "cache")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
 pub use block_cache::{BlockCache, BlockCacheStats, Cached};

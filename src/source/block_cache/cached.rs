@@ -1,314 +1,34 @@
-use std::error::Error as StdError;
 use std::fmt;
 use std::future::{poll_fn, Future};
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 
 use bytes::{Bytes, BytesMut};
-use quick_cache::{DefaultHashBuilder, Lifecycle, OptionsBuilder, Weighter};
 
-use super::PositionalSource;
-use crate::memory_budget::Reservation;
-use crate::MemoryBudget;
+use super::cache::BlockCache;
+#[cfg(feature = "disk-cache")]
+use super::disk::{DiskKey, DiskTier};
+use super::key::{BlockKey, SourceKey};
+use super::load_error::{LoadError, SharedError};
+use super::slot::{Block, Slot};
+use super::stats::bump;
+use crate::source::PositionalSource;
 
-/// A cache of source blocks in memory, bounded in bytes and shared by every source wrapped in a
-/// [`Cached`] with it (clones of a `BlockCache` are handles on the same cache).
-///
-/// Sources are read through it in aligned blocks of [`block_size`](Self::block_size) bytes:
-/// block `i` of a source is its bytes `[i * block_size, (i + 1) * block_size)`, the last one
-/// shorter where the source ends. A block is kept under the key of its source (see
-/// [`Cached::new`]) and its number, so inputs over the same source, their clones and slices, and
-/// several `Cached` over the same file all share its blocks.
-///
-/// The cache is [quick_cache](https://docs.rs/quick_cache)'s sharded `sync::Cache`: a block
-/// weighs its length in bytes and the blocks held weigh at most the capacity, at every moment
-/// (a block is evicted in the insert that needs its room). Which blocks stay is decided by a
-/// CLOCK-PRO-like policy with ghost entries: once the cache is full, a new block enters a small
-/// cold part (3% of the capacity) and moves to the hot part only if it is read again while
-/// there, or if it was evicted not long ago; so a scan does not flush the cache. A hit takes a shard's read lock and sets a flag; no hit pays for another's
-/// bookkeeping. Concurrent misses on one block are coalesced into one source request
-/// (single-flight).
-///
-/// # Memory
-///
-/// The blocks held weigh at most the capacity. A cache made
-/// [`with_budget`](Self::with_budget) also takes every block it keeps from a [`MemoryBudget`],
-/// the one the inputs' read-ahead draws on, and gives it back in the insert that evicts the
-/// block: so the read-ahead of every input and the cached blocks together stay under one
-/// bound. A block read while the budget is full is handed to the readers that wanted it and
-/// not kept ([`BlockCacheStats::unbudgeted`]).
-///
-/// # Examples
-///
-/// ```
-/// use async_buffered_input::source::{BlockCache, Cached, MemorySource, PositionalSource};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> std::io::Result<()> {
-/// let cache = BlockCache::with_block_size(1 << 20, 4096); // 1 MiB of 4 KiB blocks
-/// let source = Cached::new(MemorySource::new(vec![7u8; 10_000]), cache.clone());
-/// assert_eq!(source.read_at(4000, 200).await?.len(), 200); // blocks 0 and 1
-/// assert_eq!(source.read_at(5000, 10).await?[..], [7; 10]); // block 1 again
-/// let stats = cache.stats();
-/// assert_eq!((stats.misses, stats.hits), (2, 1));
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Clone)]
-pub struct BlockCache {
-    shared: Arc<Shared>,
-}
-
-/// The blocks, by key, with their weights and evictions counted.
-type Blocks = quick_cache::sync::Cache<BlockKey, Slot, BlockWeight, DefaultHashBuilder, Evictions>;
-
-struct Shared {
-    blocks: Blocks,
-    block_size: usize,
-    capacity: u64,
-    // What every kept block reserves its bytes from, if the cache was made with one.
-    budget: Option<MemoryBudget>,
-    // The next key of a `Cached` whose source has no name.
-    next_unique: AtomicU64,
-    counters: Arc<Counters>,
-}
-
-/// What a [`BlockCache`] did, from [`BlockCache::stats`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BlockCacheStats {
-    /// Block lookups answered by a block the cache held (by `read_at`, and by `try_read_at`
-    /// when it copied something).
-    pub hits: u64,
-    /// Block requests made to the sources, whatever their outcome: one per block missing from
-    /// the cache, however many readers wanted it at once.
-    pub misses: u64,
-    /// Block lookups that found the block missing and got it from a request another reader had
-    /// made (they waited for it instead of making their own).
-    pub coalesced: u64,
-    /// Blocks dropped to keep within the capacity, including new blocks the cache turned away.
-    /// Replacements and removals asked for are not counted.
-    pub evictions: u64,
-    /// Bytes the blocks held weigh: at most the capacity.
-    pub bytes: u64,
-    /// Blocks held.
-    pub blocks: u64,
-    /// Blocks read from a source and handed to their readers but not kept, because the cache's
-    /// [`MemoryBudget`] had no room for them (see [`BlockCache::with_budget`]).
-    pub unbudgeted: u64,
-}
-
-#[derive(Default)]
-struct Counters {
-    hits: AtomicU64,
-    misses: AtomicU64,
-    coalesced: AtomicU64,
-    evictions: AtomicU64,
-    unbudgeted: AtomicU64,
-}
-
-/// A block as the cache keeps it: its bytes, and the share of the cache's budget they hold
-/// (given back when the cache drops the block and no lookup holds a copy of this handle).
-#[derive(Clone)]
-struct Block {
-    bytes: Bytes,
-    _held: Option<Arc<Reservation>>,
-}
-
-/// What the cache holds under a block's key: a kept block, or the outcome of a load that
-/// produced nothing to keep (an error, the end of the source, a block the budget had no room
-/// for). The second is handed to the readers that waited for the load and never kept: it
-/// weighs more than any shard can hold, so the cache turns it away.
-#[derive(Clone)]
-enum Slot {
-    Kept(Block),
-    Passed(Arc<LoadError>),
-}
-
-/// Weighs a kept block by its length (at least 1: an empty block is never kept) and anything
-/// else as too heavy to keep.
-#[derive(Clone)]
-struct BlockWeight;
-
-/// Counts the kept blocks the cache evicts or turns away.
-#[derive(Clone)]
-struct Evictions(Arc<Counters>);
-
-/// A block of a source: the source's key and the block's number.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct BlockKey {
-    source: SourceKey,
-    index: u64,
-}
-
-/// What a [`Cached`] source's blocks are kept under: its name, or a number of its own.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum SourceKey {
-    Named(Arc<str>),
-    Unique(u64),
-}
-
-/// Why a block was not cached: the source failed, the block starts at or past its end
-/// (nothing to keep: an empty block is not cached), or the budget had no room for it (its
-/// readers get its bytes all the same).
-#[derive(Debug)]
-enum LoadError {
-    Source(io::Error),
+/// Where a block is looked for on disk (see `Cached::disk_key`).
+#[cfg(feature = "disk-cache")]
+enum DiskLookup {
+    /// Nowhere: no disk tier, or a source without a name.
+    None,
+    /// The block starts at or past the end of the source.
     PastEnd,
-    NoBudget(Bytes),
+    /// Under this key, with this many bytes.
+    Key(DiskTier, DiskKey, usize),
 }
-
-/// An error of a block load that several readers waited for: each gets one like it, with the
-/// same kind, message and cause.
-#[derive(Debug)]
-struct SharedError(Arc<LoadError>);
 
 /// The most block requests one `read_at` has in flight at once.
 const MAX_BLOCKS_IN_FLIGHT: usize = 16;
-
-impl BlockCache {
-    /// The block size of [`BlockCache::new`]: 64 KiB.
-    pub const DEFAULT_BLOCK_SIZE: usize = 64 * 1024;
-
-    /// A cache holding at most `capacity` bytes of blocks of
-    /// [`DEFAULT_BLOCK_SIZE`](Self::DEFAULT_BLOCK_SIZE).
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is 0.
-    pub fn new(capacity: u64) -> Self {
-        Self::with_block_size(capacity, Self::DEFAULT_BLOCK_SIZE)
-    }
-
-    /// A cache holding at most `capacity` bytes of blocks of `block_size` bytes.
-    ///
-    /// A block larger than the capacity is never kept, so the capacity should hold many blocks.
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` or `block_size` is 0.
-    pub fn with_block_size(capacity: u64, block_size: usize) -> Self {
-        Self::build(capacity, block_size, None)
-    }
-
-    /// A cache like [`with_block_size`](Self::with_block_size)'s whose blocks also take their
-    /// bytes from `budget` while they are kept: share it with the inputs'
-    /// [`PositionalFetch::with_budget`](crate::fetch::PositionalFetch::with_budget), and their
-    /// read-ahead and the cached blocks together stay under it.
-    ///
-    /// When the budget is full, a block that was read is handed to its readers and not kept;
-    /// the budget fills up as blocks are kept and frees as they are evicted, so leave room in
-    /// it for the read-ahead (a capacity well under the budget's limit).
-    ///
-    /// # Panics
-    ///
-    /// As [`with_block_size`](Self::with_block_size).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use async_buffered_input::fetch::MemoryBudget;
-    /// use async_buffered_input::source::{BlockCache, Cached, MemorySource, PositionalSource};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> std::io::Result<()> {
-    /// let budget = MemoryBudget::new(8192);
-    /// let cache = BlockCache::with_budget(1 << 20, 4096, &budget);
-    /// let source = Cached::new(MemorySource::new(vec![1u8; 16_384]), cache.clone());
-    /// let bytes = source.read_at(0, 16_384).await?; // four blocks; the budget holds two
-    /// assert_eq!(bytes.len(), 16_384);
-    /// assert_eq!(budget.used(), 8192);
-    /// assert_eq!(cache.stats().unbudgeted, 2);
-    /// drop(source);
-    /// drop(cache); // the kept blocks go, and give their bytes back
-    /// assert_eq!(budget.used(), 0);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn with_budget(capacity: u64, block_size: usize, budget: &MemoryBudget) -> Self {
-        Self::build(capacity, block_size, Some(budget.clone()))
-    }
-
-    fn build(capacity: u64, block_size: usize, budget: Option<MemoryBudget>) -> Self {
-        assert!(
-            capacity > 0,
-            "a BlockCache needs a capacity of at least 1 byte"
-        );
-        assert!(
-            block_size > 0,
-            "a BlockCache needs a block size of at least 1 byte"
-        );
-        let counters = Arc::new(Counters::default());
-        let blocks = Blocks::with_options(
-            cache_options(capacity, block_size),
-            BlockWeight,
-            DefaultHashBuilder::default(),
-            Evictions(Arc::clone(&counters)),
-        );
-        debug_assert!(
-            blocks.capacity() <= capacity,
-            "{} shards",
-            blocks.num_shards()
-        );
-        Self {
-            shared: Arc::new(Shared {
-                blocks,
-                block_size,
-                capacity,
-                budget,
-                next_unique: AtomicU64::new(0),
-                counters,
-            }),
-        }
-    }
-
-    /// The size of the blocks sources are read in.
-    pub fn block_size(&self) -> usize {
-        self.shared.block_size
-    }
-
-    /// The most bytes of blocks the cache holds.
-    pub fn capacity(&self) -> u64 {
-        self.shared.capacity
-    }
-
-    /// What the cache did so far, and what it holds.
-    pub fn stats(&self) -> BlockCacheStats {
-        let c = &self.shared.counters;
-        BlockCacheStats {
-            hits: c.hits.load(Ordering::Relaxed),
-            misses: c.misses.load(Ordering::Relaxed),
-            coalesced: c.coalesced.load(Ordering::Relaxed),
-            evictions: c.evictions.load(Ordering::Relaxed),
-            bytes: self.shared.blocks.weight(),
-            blocks: self.shared.blocks.len() as u64,
-            unbudgeted: c.unbudgeted.load(Ordering::Relaxed),
-        }
-    }
-
-    /// A key no other source of this cache has.
-    fn unique_key(&self) -> SourceKey {
-        SourceKey::Unique(self.shared.next_unique.fetch_add(1, Ordering::Relaxed))
-    }
-
-    fn counters(&self) -> &Counters {
-        &self.shared.counters
-    }
-}
-
-impl fmt::Debug for BlockCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BlockCache")
-            .field("block_size", &self.shared.block_size)
-            .field("capacity", &self.shared.capacity)
-            .field("budget", &self.shared.budget)
-            .field("stats", &self.stats())
-            .finish()
-    }
-}
 
 /// A [`PositionalSource`] wrapper that reads its inner source through a [`BlockCache`], in
 /// aligned blocks, so that what one reader fetched serves the next: inputs over it, their
@@ -441,7 +161,7 @@ impl<S: PositionalSource> Cached<S> {
     /// Empty at or past the end of the source.
     async fn block(&self, index: u64) -> io::Result<Bytes> {
         let key = self.block_key(index);
-        let blocks = &self.cache.shared.blocks;
+        let blocks = self.cache.blocks();
         let c = self.cache.counters();
         let slot = if let Some(slot) = blocks.get(&key) {
             bump(&c.hits);
@@ -486,9 +206,23 @@ impl<S: PositionalSource> Cached<S> {
         Ok(block)
     }
 
-    /// Asks the inner source for block `index` (the cache's loader), and takes its bytes from
-    /// the budget, if the cache has one.
+    /// Block `index` from the disk tier if it holds it (checked), else from the inner source
+    /// (and then written to the disk tier): the cache's loader. Its bytes are taken from the
+    /// budget, if the cache has one.
     async fn load(&self, index: u64) -> Result<Block, LoadError> {
+        #[cfg(feature = "disk-cache")]
+        let disk_key = match self.disk_key(index).await? {
+            DiskLookup::None => None,
+            DiskLookup::PastEnd => return Err(LoadError::PastEnd),
+            DiskLookup::Key(disk, key, expected) => {
+                if let Some(block) = disk.get(&key).await {
+                    if block.len() == expected {
+                        return self.keep(block);
+                    }
+                }
+                Some((disk, key))
+            }
+        };
         bump(&self.cache.counters().misses);
         let start = index * self.block_size;
         let mut block = self
@@ -500,7 +234,16 @@ impl<S: PositionalSource> Cached<S> {
             return Err(LoadError::PastEnd);
         }
         block.truncate(self.block_size as usize); // a source that returned more than asked
-        let held = match &self.cache.shared.budget {
+        #[cfg(feature = "disk-cache")]
+        if let Some((disk, key)) = disk_key {
+            disk.put(&key, block.clone()).await;
+        }
+        self.keep(block)
+    }
+
+    /// `block` as the memory tier keeps it: with its share of the budget, if the cache has one.
+    fn keep(&self, block: Bytes) -> Result<Block, LoadError> {
+        let held = match self.cache.budget() {
             None => None,
             Some(budget) => match budget.try_reserve(block.len()) {
                 Some(reservation) => Some(Arc::new(reservation)),
@@ -514,6 +257,28 @@ impl<S: PositionalSource> Cached<S> {
             bytes: block,
             _held: held,
         })
+    }
+
+    /// Where block `index` is kept on disk: nowhere without a disk tier or a name; else under
+    /// the name, the source's length (asked of the source once) and the index, with the
+    /// block's length.
+    #[cfg(feature = "disk-cache")]
+    async fn disk_key(&self, index: u64) -> Result<DiskLookup, LoadError> {
+        let (Some(disk), SourceKey::Named(name)) = (self.cache.disk(), &self.key) else {
+            return Ok(DiskLookup::None);
+        };
+        let source_len = self.len().await.map_err(LoadError::Source)?;
+        let start = index.saturating_mul(self.block_size);
+        if start >= source_len {
+            return Ok(DiskLookup::PastEnd);
+        }
+        let expected = (source_len - start).min(self.block_size) as usize;
+        let key = DiskKey {
+            name: Arc::clone(name),
+            source_len,
+            index,
+        };
+        Ok(DiskLookup::Key(disk.clone(), key, expected))
     }
 
     /// A short block ends the source: its length is known from now on.
@@ -571,52 +336,6 @@ impl<S: PositionalSource> Cached<S> {
         .await?;
         got.truncate(end as usize);
         Ok(got.into_iter().map(Option::unwrap_or_default).collect())
-    }
-}
-
-fn bump(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
-}
-
-/// The cache's options: `capacity` split evenly over shards that each hold at least 32
-/// blocks (or one shard), so that a block is a small part of its shard and the shards together
-/// hold at most `capacity`.
-fn cache_options(capacity: u64, block_size: usize) -> quick_cache::Options {
-    let blocks = (capacity / block_size as u64).max(1);
-    let parallelism = std::thread::available_parallelism().map_or(1, usize::from) as u64;
-    let mut shards = (4 * parallelism).next_power_of_two();
-    while shards > 1 && blocks / shards < 32 {
-        shards /= 2;
-    }
-    OptionsBuilder::new()
-        .shards(shards as usize)
-        .estimated_items_capacity(blocks as usize)
-        // Rounded down to whole shards: quick_cache gives each shard an equal part, rounded up.
-        .weight_capacity(capacity - capacity % shards)
-        .build()
-        .expect("BlockCache: valid cache options")
-}
-
-impl Weighter<BlockKey, Slot> for BlockWeight {
-    fn weight(&self, _key: &BlockKey, slot: &Slot) -> u64 {
-        match slot {
-            Slot::Kept(block) => block.bytes.len() as u64,
-            Slot::Passed(_) => u64::MAX,
-        }
-    }
-}
-
-impl Lifecycle<BlockKey, Slot> for Evictions {
-    type RequestState = ();
-
-    fn begin_request(&self) -> Self::RequestState {}
-
-    fn on_evict(&self, _state: &mut (), _key: BlockKey, slot: Slot) {
-        // Dropping the slot gives its bytes back to the budget (unless a reader still holds
-        // a copy of the block's handle).
-        if let Slot::Kept(_) = slot {
-            bump(&self.0.evictions);
-        }
     }
 }
 
@@ -696,8 +415,7 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
             let at = offset.saturating_add(filled as u64);
             let index = at / bs;
             let key = self.block_key(index);
-            let Some(Slot::Kept(Block { bytes: block, .. })) = self.cache.shared.blocks.get(&key)
-            else {
+            let Some(Slot::Kept(Block { bytes: block, .. })) = self.cache.blocks().get(&key) else {
                 break;
             };
             self.saw_block(index, &block);
@@ -742,29 +460,10 @@ impl<S: fmt::Debug> fmt::Debug for Cached<S> {
     }
 }
 
-impl fmt::Display for SharedError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &*self.0 {
-            LoadError::Source(e) => fmt::Display::fmt(e, f),
-            LoadError::PastEnd => f.write_str("past the end of the source"),
-            LoadError::NoBudget(_) => f.write_str("no room in the memory budget"),
-        }
-    }
-}
-
-impl StdError for SharedError {
-    // The shared error's own cause: this error shows its message, as the original would.
-    fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        match &*self.0 {
-            LoadError::Source(e) => e.source(),
-            LoadError::PastEnd | LoadError::NoBudget(_) => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::MemoryBudget;
     use crate::source::MemorySource;
 
     fn data(len: usize) -> Vec<u8> {
@@ -830,17 +529,5 @@ mod tests {
             assert_eq!(budget.used() as u64, stats.bytes, "{stats:?}");
         }
         assert_eq!(cache.stats().unbudgeted, 0);
-    }
-
-    #[test]
-    #[should_panic(expected = "block size")]
-    fn a_zero_block_size_is_refused() {
-        let _ = BlockCache::with_block_size(100, 0);
-    }
-
-    #[test]
-    #[should_panic(expected = "capacity")]
-    fn a_zero_capacity_is_refused() {
-        let _ = BlockCache::new(0);
     }
 }
