@@ -34,6 +34,8 @@
 //!   length": [`StreamFetch`](fetch::StreamFetch) over any `AsyncRead + AsyncSeek`,
 //!   [`PositionalFetch`](fetch::PositionalFetch) over a positional source, with
 //!   [`ReadAhead`](fetch::ReadAhead);
+//! - [`directory`]: a folder, URL prefix or object store location whose files open by name,
+//!   as Lucene's `Directory`;
 //! - [`source`]: positional sources, which serve byte ranges with no cursor: a local file,
 //!   memory, a simulated slow link, and object stores (feature `object-store`).
 //!
@@ -74,6 +76,7 @@
 )]
 
 pub mod codec;
+pub mod directory;
 mod error;
 pub mod fetch;
 mod input;
@@ -82,4 +85,9 @@ mod stats;
 
 pub use error::{CorruptError, InputError};
 pub use input::{AsyncBufferedInput, WindowView};
+/// The `object_store` crate this crate's object store support is built on, so that a user can
+/// build a store (or name a path in one) without depending on it, and on the same version.
+#[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
+pub use object_store;
 pub use stats::Stats;

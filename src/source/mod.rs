@@ -14,7 +14,9 @@
 //! - [`Retrying`]: any source whose failed requests are retried, as a [`RetryPolicy`] says;
 //! - `Cached` (feature `cache`): any source read through a `BlockCache` of its blocks, shared by
 //!   inputs;
-//! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers.
+//! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers;
+//! - [`DynSource`]: any of these behind one type, chosen at run time. `Arc<S>` and `Box<S>`
+//!   are sources too.
 //!
 //! ```
 //! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
@@ -38,6 +40,7 @@
 
 #[cfg(feature = "cache")]
 mod block_cache;
+mod dyn_source;
 mod file_source;
 mod memory_source;
 #[cfg(feature = "object-store")]
@@ -45,11 +48,12 @@ mod object_store_source;
 mod positional_source;
 mod retrying;
 mod slow_link;
-mod source_error;
+pub(crate) mod source_error;
 
 #[cfg(feature = "cache")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
 pub use block_cache::{BlockCache, BlockCacheStats, Cached};
+pub use dyn_source::DynSource;
 pub use file_source::FileSource;
 pub use memory_source::MemorySource;
 #[cfg(feature = "object-store")]
