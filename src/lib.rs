@@ -36,6 +36,8 @@
 //!   [`ReadAhead`](fetch::ReadAhead);
 //! - [`directory`]: a folder, URL prefix or object store location whose files open by name,
 //!   as Lucene's `Directory`;
+//! - [`lucene`]: Lucene's commit (`segments_N`), segment infos (`.si`) and compound files
+//!   (`.cfs`/`.cfe`);
 //! - [`source`]: positional sources, which serve byte ranges with no cursor: a local file,
 //!   memory, a simulated slow link, and object stores (feature `object-store`).
 //!
@@ -80,6 +82,7 @@ pub mod directory;
 mod error;
 pub mod fetch;
 mod input;
+pub mod lucene;
 pub mod source;
 mod stats;
 
