@@ -8,7 +8,7 @@
 //! (`.ci/run` writes a fresh one with Lucene each run).
 #![cfg(feature = "object-store")]
 
-mod nginx;
+mod servers;
 
 use std::collections::{BTreeSet, HashMap};
 use std::io;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use async_buffered_input::directory::Directory;
 use async_buffered_input::lucene::{verify_commit, CompoundDirectory, SegmentInfos};
-use nginx::Nginx;
+use servers::Nginx;
 
 /// The folder that holds `index/`.
 fn fixture_dir() -> PathBuf {

@@ -11,7 +11,7 @@
 //! no-op when `cargo test` has just built it), in the same target folder and profile.
 
 #[cfg(feature = "object-store")]
-mod nginx;
+mod servers;
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
@@ -302,12 +302,13 @@ fn a_missing_file_names_it() {
     fails_naming(copy.path(), &[&name]);
 }
 
-/// The example over `http://` (nginx with WebDAV listings, started here through
-/// `scripts/http-server.sh`): the same output as over the folder, and the same errors.
+/// The example over `http://` (nginx with WebDAV listings) and `s3://` (s3rver), servers started
+/// here through `scripts/http-server.sh` and `scripts/s3-server.sh`: the same output as over the
+/// folder, and errors naming the URL.
 #[cfg(feature = "object-store")]
-mod over_http {
+mod remote {
     use super::*;
-    use nginx::Nginx;
+    use servers::Nginx;
 
     #[test]
     fn prints_the_same_commit_and_verifies_the_same_bytes_as_over_the_folder() {
@@ -356,6 +357,24 @@ mod over_http {
             sub_file.starts_with(segment) && sub_file != cfs_name,
             "a sub-file of {segment}: {stderr}"
         );
+    }
+
+    #[test]
+    fn prints_the_same_commit_over_s3_as_over_the_folder() {
+        let server = servers::S3::serve(&index_dir(), "index");
+        let local = run(index_dir());
+        let remote = Command::new(example())
+            .arg(format!("s3://{}/index/", server.bucket()))
+            .envs(server.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("the example runs");
+        let stdout = String::from_utf8_lossy(&remote.stdout);
+        assert!(
+            remote.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&remote.stderr)
+        );
+        assert_eq!(stdout, String::from_utf8_lossy(&local.stdout));
     }
 
     #[test]
