@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # http-server.sh: nginx serving a folder over plain HTTP on 127.0.0.1, with Range support
-# (206 + Content-Range, 416 past the end; HEAD gives Content-Length, ETag, Last-Modified).
+# (206 + Content-Range, 416 past the end; HEAD gives Content-Length, ETag, Last-Modified), and
+# WebDAV PROPFIND listings (Debian's libnginx-mod-http-dav-ext), which object_store's HTTP store
+# lists with. The access log is nginx's "combined" format plus " conn=N" ($connection), so tests
+# can count the TCP connections their requests came on.
 #
-#   scripts/http-server.sh install    apt-get install nginx (only if missing)
+#   scripts/http-server.sh install    apt-get install nginx libnginx-mod-http-dav-ext (if missing)
 #   scripts/http-server.sh up DIR     serve DIR at / on 127.0.0.1:$HTTP_PORT (default: a free port);
 #                                     prints on stdout:
 #                                       HTTP_URL=http://127.0.0.1:<port>  HTTP_PORT=<port>
@@ -23,9 +26,13 @@ TIMEOUT=${HTTP_TIMEOUT:-20}
 # Readiness: our own instance answers its secret token (proves the port is ours; not in the access log).
 ours() { [[ $(curl -s --max-time 2 "http://127.0.0.1:$1/.abi-ready" 2>/dev/null) == "$(cat "$ST/token")" ]]; }
 
+DAV_EXT=/usr/lib/nginx/modules/ngx_http_dav_ext_module.so
+
 cmd_install() {
-  if command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]]; then log "nginx already installed"; return 0; fi
-  apt_install nginx || die "apt-get install nginx failed"
+  if { command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]]; } && [[ -f $DAV_EXT ]]; then
+    log "nginx and its dav-ext module already installed"; return 0
+  fi
+  apt_install nginx libnginx-mod-http-dav-ext || die "apt-get install nginx libnginx-mod-http-dav-ext failed"
 }
 
 cmd_up() {
@@ -33,6 +40,7 @@ cmd_up() {
   local dir port nginx=/usr/sbin/nginx user=
   dir=$(realpath -e "$1") || die "DIR '$1' does not exist"
   [[ -x $nginx ]] || die "$nginx missing; run '$0 install'"
+  [[ -f $DAV_EXT ]] || die "$DAV_EXT missing (PROPFIND listings); run '$0 install'"
   need curl python3
   if [[ -d $ST ]]; then die "already up (state $ST); run '$0 down' first"; fi
   port=${HTTP_PORT:-$(free_port)}
@@ -40,6 +48,7 @@ cmd_up() {
   [[ $EUID -eq 0 ]] && user='user root;'
   mkdir -p "$ST/tmp"; od -An -N8 -tx8 /dev/urandom | tr -d ' ' >"$ST/token"
   cat >"$ST/nginx.conf" <<CFG
+load_module $DAV_EXT;
 $user
 daemon off;
 worker_processes 1;
@@ -49,7 +58,9 @@ events { worker_connections 256; }
 http {
   client_body_temp_path $ST/tmp/body;  proxy_temp_path $ST/tmp/proxy;  fastcgi_temp_path $ST/tmp/fastcgi;
   uwsgi_temp_path $ST/tmp/uwsgi;       scgi_temp_path $ST/tmp/scgi;
-  access_log $ST/access.log;
+  log_format abi '\$remote_addr - \$remote_user [\$time_local] "\$request" \$status \$body_bytes_sent '
+                 '"\$http_referer" "\$http_user_agent" conn=\$connection';
+  access_log $ST/access.log abi;
   default_type application/octet-stream;
   sendfile on;
   tcp_nodelay on;
@@ -57,7 +68,7 @@ http {
   server {
     listen 127.0.0.1:$port;
     root $dir;
-    location / { autoindex on; }
+    location / { autoindex on; dav_ext_methods PROPFIND OPTIONS; }
     location = /.abi-ready { access_log off; default_type text/plain; return 200 "$(cat "$ST/token")"; }
   }
 }

@@ -35,6 +35,10 @@
 //!   length": [`StreamFetch`](fetch::StreamFetch) over any `AsyncRead + AsyncSeek`,
 //!   [`PositionalFetch`](fetch::PositionalFetch) over a positional source, with
 //!   [`ReadAhead`](fetch::ReadAhead);
+//! - [`directory`]: a folder, URL prefix or object store location whose files open by name,
+//!   as Lucene's `Directory`;
+//! - [`lucene`]: Lucene's commit (`segments_N`), segment infos (`.si`) and compound files
+//!   (`.cfs`/`.cfe`);
 //! - [`source`]: positional sources, which serve byte ranges with no cursor: a local file,
 //!   memory, a simulated slow link, and object stores (feature `object-store`);
 //! - [`interop`]: an input as `futures-io`'s `AsyncRead`/`AsyncBufRead`/`AsyncSeek` and as a
@@ -89,10 +93,12 @@
 )]
 
 pub mod codec;
+pub mod directory;
 mod error;
 pub mod fetch;
 mod input;
 pub mod interop;
+pub mod lucene;
 mod memory_budget;
 pub mod metrics;
 pub mod source;
@@ -101,6 +107,11 @@ mod stats;
 pub use error::{CorruptError, InputError};
 pub use input::{AsyncBufferedInput, WindowView};
 pub use memory_budget::MemoryBudget;
+/// The `object_store` crate this crate's object store support is built on, so that a user can
+/// build a store (or name a path in one) without depending on it, and on the same version.
+#[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
+pub use object_store;
 pub use stats::Stats;
 
 /// The README's example, compiled and run by `cargo test` as a doctest (not part of the API:

@@ -10,7 +10,11 @@
 //! The example binary is built once per test run with `cargo build --example lucene_index` (a
 //! no-op when `cargo test` has just built it), in the same target folder and profile.
 
+#[cfg(feature = "object-store")]
+mod servers;
+
 use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -93,9 +97,10 @@ fn index_dir() -> PathBuf {
     fixture_dir().join("index")
 }
 
-fn run(dir: &Path) -> Output {
+/// Runs the example on `location`: a folder or a URL.
+fn run(location: impl AsRef<OsStr>) -> Output {
     Command::new(example())
-        .arg(dir)
+        .arg(location)
         .output()
         .expect("the example runs")
 }
@@ -218,8 +223,8 @@ fn prints_the_commit_lucene_wrote_and_verifies_every_file() {
 
 /// Runs the example on a corrupted copy: it must fail with one error line naming `names`.
 #[track_caller]
-fn fails_naming(dir: &Path, names: &[&str]) -> String {
-    let out = run(dir);
+fn fails_naming(location: impl AsRef<OsStr>, names: &[&str]) -> String {
+    let out = run(location);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one error line: {stderr}");
@@ -316,4 +321,90 @@ fn a_missing_file_names_it() {
     std::fs::remove_file(&victim).expect("remove");
     let name = victim.file_name().unwrap().to_string_lossy().into_owned();
     fails_naming(copy.path(), &[&name]);
+}
+
+/// The example over `http://` (nginx with WebDAV listings) and `s3://` (s3rver), servers started
+/// here through `scripts/http-server.sh` and `scripts/s3-server.sh`: the same output as over the
+/// folder, and errors naming the URL.
+#[cfg(feature = "object-store")]
+mod remote {
+    use super::*;
+    use servers::Nginx;
+
+    #[test]
+    fn prints_the_same_commit_and_verifies_the_same_bytes_as_over_the_folder() {
+        let server = Nginx::serve(&fixture_dir());
+        let local = run(index_dir());
+        let remote = run(format!("{}/index/", server.url));
+        let stdout = String::from_utf8_lossy(&remote.stdout);
+        assert!(
+            remote.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&remote.stderr)
+        );
+        assert!(local.status.success());
+        assert_eq!(stdout, String::from_utf8_lossy(&local.stdout));
+        assert!(
+            stdout.lines().last().unwrap().starts_with("verified "),
+            "{stdout}"
+        );
+        let requests = server.requests();
+        assert!(requests.iter().all(|(m, _, _)| m != "HEAD"), "{requests:?}");
+    }
+
+    #[test]
+    fn a_flipped_byte_in_a_sub_file_names_the_url_and_the_sub_file() {
+        let copy = copy_of(&index_dir());
+        let cfs = files_ending(copy.path(), ".cfs")
+            .pop()
+            .expect("a compound file");
+        let mut bytes = std::fs::read(&cfs).expect("read .cfs");
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x40;
+        std::fs::write(&cfs, &bytes).expect("write .cfs");
+        let server = Nginx::serve(copy.path());
+        let cfs_name = cfs.file_name().unwrap().to_string_lossy().into_owned();
+        let url = format!("{}/{cfs_name}", server.url);
+        let stderr = fails_naming(format!("{}/", server.url), &[&url, "checksum", "slice "]);
+        let segment = cfs_name.strip_suffix(".cfs").unwrap();
+        let sub_file = stderr
+            .split("slice ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap();
+        assert!(
+            sub_file.starts_with(segment) && sub_file != cfs_name,
+            "a sub-file of {segment}: {stderr}"
+        );
+    }
+
+    #[test]
+    fn prints_the_same_commit_over_s3_as_over_the_folder() {
+        let server = servers::S3::serve(&index_dir(), "index");
+        let local = run(index_dir());
+        let remote = Command::new(example())
+            .arg(format!("s3://{}/index/", server.bucket()))
+            .envs(server.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .expect("the example runs");
+        let stdout = String::from_utf8_lossy(&remote.stdout);
+        assert!(
+            remote.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&remote.stderr)
+        );
+        assert_eq!(stdout, String::from_utf8_lossy(&local.stdout));
+    }
+
+    #[test]
+    fn a_missing_file_names_it_and_the_url() {
+        let copy = copy_of(&index_dir());
+        let victim = files_ending(copy.path(), ".cfe").pop().expect("a .cfe");
+        std::fs::remove_file(&victim).expect("remove");
+        let server = Nginx::serve(copy.path());
+        let name = victim.file_name().unwrap().to_string_lossy().into_owned();
+        fails_naming(format!("{}/", server.url), &[&name, &server.url]);
+    }
 }

@@ -23,7 +23,9 @@
 //! - [`Hedged`]: any source whose slow requests get a second, identical request (a hedge), as a
 //!   [`HedgePolicy`] says;
 //! - [`Deadline`]: any source whose requests fail with `TimedOut` when they take longer than a
-//!   deadline growing with their size.
+//!   deadline growing with their size;
+//! - [`DynSource`]: any of these behind one type, chosen at run time. `Arc<S>` and `Box<S>`
+//!   are sources too.
 //!
 //! For a remote store, compose them as `Cached<Retrying<Hedged<Limited<Deadline<S>>>>>` (why:
 //! see [`Hedged`]).
@@ -52,6 +54,7 @@
 mod block_cache;
 mod deadline;
 mod deadline_stats;
+mod dyn_source;
 mod file_source;
 mod hedge_policy;
 mod hedge_stats;
@@ -70,7 +73,7 @@ mod positional_source;
 mod request_limiter;
 mod retrying;
 mod slow_link;
-mod source_error;
+pub(crate) mod source_error;
 
 #[cfg(feature = "disk-cache")]
 #[cfg_attr(docsrs, doc(cfg(feature = "disk-cache")))]
@@ -80,6 +83,7 @@ pub use block_cache::DiskTier;
 pub use block_cache::{BlockCache, BlockCacheStats, Cached};
 pub use deadline::Deadline;
 pub use deadline_stats::DeadlineStats;
+pub use dyn_source::DynSource;
 pub use file_source::FileSource;
 pub use hedge_policy::HedgePolicy;
 pub use hedge_stats::HedgeStats;

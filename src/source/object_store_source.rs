@@ -77,6 +77,20 @@ impl ObjectStoreSource {
     ///
     /// Cancel safe: dropping the future abandons the `HEAD`; nothing is shared.
     pub async fn from_url(url: &str) -> io::Result<Self> {
+        let (store, location) = Self::store_for_url(url)?;
+        Self::open(store, location, url).await
+    }
+
+    /// The store [`from_url`](Self::from_url) builds for `url`, and the object's path in it,
+    /// without a request. Build it once and share it: every source opened on it with
+    /// [`open`](Self::open) or [`with_length`](Self::with_length) then shares one client
+    /// (one connection pool), which a [`Directory`](crate::directory::Directory) does for all
+    /// the files of a folder.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_url`](Self::from_url), less the `HEAD`.
+    pub fn store_for_url(url: &str) -> io::Result<(Arc<dyn ObjectStore>, Path)> {
         let parsed = url::Url::parse(url).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -117,7 +131,7 @@ impl ObjectStoreSource {
         let store = built.map_err(|e| object_store_error::wrap(format!("store for {url}"), e))?;
         let location = Path::from_url_path(parsed.path())
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {e}")))?;
-        Self::open(store, location, url).await
+        Ok((store, location))
     }
 
     /// Opens the object at `location` in `store`, asking its length with one `HEAD`. `url` only
@@ -143,7 +157,8 @@ impl ObjectStoreSource {
         Ok(Self::with_length(store, location, url, head.meta.size))
     }
 
-    /// A source over an object whose length is already known (no `HEAD`).
+    /// A source over an object whose length is already known (no `HEAD`): from a listing
+    /// (`list` on the store), a manifest, or an earlier `HEAD`.
     pub fn with_length(
         store: Arc<dyn ObjectStore>,
         location: Path,

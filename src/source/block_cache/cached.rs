@@ -463,8 +463,8 @@ impl<S: fmt::Debug> fmt::Debug for Cached<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MemoryBudget;
     use crate::source::MemorySource;
+    use crate::MemoryBudget;
 
     fn data(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i * 7 + i / 251) as u8).collect()

@@ -1,0 +1,33 @@
+//! Lucene's index structure, read through a [`Directory`](crate::directory::Directory): the
+//! latest commit (`segments_N`), each segment's `.si`, and compound files (`.cfs`/`.cfe`), as
+//! library items, each file verified (its CRC32 footer) as it is read.
+//!
+//! Formats: `SegmentInfos` versions 7 to 10 (Lucene 7.0 to 8.x), `Lucene86SegmentInfoFormat`
+//! and `Lucene50CompoundFormat`, as Lucene 8.6 to 8.11 write them (checked against indexes
+//! written by Lucene itself: `tests/lucene_index.rs`). Lucene 9's formats (little-endian, other
+//! codec names) are refused with a clear error naming the file.
+//!
+//! ```
+//! use async_buffered_input::directory::Directory;
+//! use async_buffered_input::lucene::{verify_commit, SegmentInfos};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let dir = Directory::local(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lucene-index/index"));
+//! let commit = SegmentInfos::read_latest_commit(&dir).await?;
+//! assert!(commit.segments.iter().any(|s| s.info.compound));
+//! let verified = verify_commit(&dir, &commit).await?; // every byte of every file, once
+//! assert!(verified.sub_files > 0);
+//! # Ok(())
+//! # }
+//! ```
+
+mod compound_directory;
+mod segment_info;
+mod segment_infos;
+mod verify;
+
+pub use compound_directory::{CompoundDirectory, CompoundEntry};
+pub use segment_info::SegmentInfo;
+pub use segment_infos::{radix36, SegmentCommitInfo, SegmentInfos};
+pub use verify::{verify_commit, Verified};
