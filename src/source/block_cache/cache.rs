@@ -12,12 +12,12 @@ use super::stats::{BlockCacheStats, Counters};
 use crate::MemoryBudget;
 
 /// A cache of source blocks in memory, bounded in bytes and shared by every source wrapped in a
-/// [`Cached`] with it (clones of a `BlockCache` are handles on the same cache).
+/// [`Cached`](super::Cached) with it (clones of a `BlockCache` are handles on the same cache).
 ///
 /// Sources are read through it in aligned blocks of [`block_size`](Self::block_size) bytes:
 /// block `i` of a source is its bytes `[i * block_size, (i + 1) * block_size)`, the last one
 /// shorter where the source ends. A block is kept under the key of its source (see
-/// [`Cached::new`]) and its number, so inputs over the same source, their clones and slices, and
+/// [`Cached::new`](super::Cached::new)) and its number, so inputs over the same source, their clones and slices, and
 /// several `Cached` over the same file all share its blocks.
 ///
 /// The cache is [quick_cache](https://docs.rs/quick_cache)'s sharded `sync::Cache`: a block
