@@ -123,9 +123,11 @@ async fn run(limiter: RequestLimiter) -> usize {
         source.get_ref().requests.load(Ordering::SeqCst) as u64,
         "every request to the store took a turn"
     );
-    assert_eq!(
-        stats.max_in_flight,
-        source.get_ref().max.load(Ordering::SeqCst)
+    // A turn is taken before the request starts and given back after it ends, so the
+    // limiter's count encloses the store's at every moment (equal only by timing).
+    assert!(
+        stats.max_in_flight >= source.get_ref().max.load(Ordering::SeqCst),
+        "{stats:?}"
     );
     source.get_ref().max.load(Ordering::SeqCst)
 }

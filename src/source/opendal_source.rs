@@ -490,11 +490,19 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
         let msg = e.to_string();
+        // One line says why: what was asked, then the cause's own text; the cause is behind
+        // `SourceError::cause`, not `source()`, so a chain reporter prints it once.
         assert!(
-            msg.starts_with("stat memory://") && msg.ends_with("/d/nope.bin"),
+            msg.starts_with("stat memory://") && msg.contains("/d/nope.bin: "),
             "{msg}"
         );
-        assert!(e.source().is_some(), "OpenDAL's error is the cause");
+        assert!(e.source().is_none(), "{msg}");
+        let wrapped = e.get_ref().and_then(|e| e.downcast_ref::<SourceError>());
+        assert_eq!(
+            wrapped.unwrap().cause().kind(),
+            io::ErrorKind::NotFound,
+            "{msg}"
+        );
     }
 
     #[tokio::test]
