@@ -490,11 +490,14 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
         let msg = e.to_string();
+        // Errors say why in one line: the cause's text ends the message, and `source()` is
+        // `None`; `SourceError::cause` reaches OpenDAL's error.
         assert!(
-            msg.starts_with("stat memory://") && msg.ends_with("/d/nope.bin"),
+            msg.starts_with("stat memory://") && msg.contains("/d/nope.bin: "),
             "{msg}"
         );
-        assert!(e.source().is_some(), "OpenDAL's error is the cause");
+        let detail = e.get_ref().unwrap().downcast_ref::<SourceError>().unwrap();
+        assert_eq!(detail.cause().kind(), io::ErrorKind::NotFound);
     }
 
     #[tokio::test]
