@@ -23,10 +23,10 @@ def cap(c):
     return bytes([c - 1]) if c <= 64 else bytes([200 + LARGE.index(c)])
 
 def header(source, capacity, chunk=0, pending=0, fail_after=None, fail_every=0, seek_fail=None,
-           refuse=False, seed=7, ra=(64, 2)):
+           refuse=False, seed=7, ra=(64, 2), retry=False):
     src = {"stream": 0, "positional": 1, "readahead": 2}[source]
     flags = (1 if fail_after is not None else 0) | (2 if seek_fail is not None else 0) \
-        | (4 if refuse else 0) | (fail_every << 3)
+        | (4 if refuse else 0) | (fail_every << 3) | (0x40 if retry else 0)
     return bytes([src]) + cap(capacity) + bytes([chunk, pending]) + u16(fail_after or 0) \
         + bytes([flags, seek_fail or 0, seed, RA_CHUNKS.index(ra[0]), ra[1] - 1])
 
@@ -124,6 +124,13 @@ DECODE = {
       + read("VInt") + seek_to(abs_(26)) + read("String") + read_owned(huge(0))
       + read_into("U32", 5000) + seek_to(abs_(31)) + read("VarintU64") + view("VLong", "ZInt")
       + seek_to(from_end(-2)) + read("U32") + read("VInt") + seek_to(huge_target(0)) + read("Byte"),
+    # Issue 22: reads retried after every injected error must make progress. A string whose
+    # prefix lies before the window's edge, 2-byte read-ahead chunks, every 8th request failing
+    # (fail_every=7), then every typed and bulk read, all retried until they complete.
+    "retry-readahead-cap64": header("readahead", 64, fail_every=7, ra=(2, 4), retry=True)
+      + segments(pattern(40), string(b"s" * 65), pattern(300), string(b"t" * 200), pattern(3000))
+      + read_bytes(big(40)) + read("String") + read_bytes(big(300)) + read("String")
+      + ALL_READS + read_into("U32", 300) + read_owned(big(500)) + read_bytes(big(700)),
     # A string longer than the window, 2^31 as a length, a window of 1 byte.
     "long-string-stream-cap1": header("stream", 1, chunk=2) + segments(
         string(bytes(range(0x41, 0x5b)) * 9), prefixed(1 << 31, b"xyz"), fill(0xc3, 40),
@@ -162,6 +169,11 @@ OPS = {
       + read("U64") + read_owned(big(300)) + read_owned(big(300)) + slice_(abs_(400), big(100))
       + read_bytes(big(100)) + read_bytes(big(100)) + START_CHECKSUM + read_bytes(big(60))
       + CHECKSUM + CHECKSUM + crc32_of(abs_(0), abs_(500)) + crc32_of(abs_(0), abs_(500)),
+    # Every other read call of a stream in short pieces fails, every read retried; checksums.
+    "retry-stream-cap7": header("stream", 7, chunk=3, pending=2, fail_every=1, retry=True)
+      + segments(pattern(100), string(b"u" * 30), pattern(2000)) + START_CHECKSUM
+      + read_bytes(big(100)) + read("String") + ALL_READS + CHECKSUM + read_into("U64", 50)
+      + read_owned(big(300)) + seek_to(rel(100)) + read_bytes(big(20)) + CHECKSUM,
     "errors-stream-cap64": header("stream", 64, chunk=30, fail_after=200, fail_every=4,
                                   seek_fail=1) + segments(pattern(1000))
       + read_bytes(big(300)) + read_bytes(big(300)) + seek_end(-50) + seek_end(-50)

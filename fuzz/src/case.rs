@@ -9,6 +9,7 @@
 //! | 1 | source: `% 3` = stream, positional, positional with read-ahead |
 //! | 1 | capacity: below 200, `1 + b % 64`; otherwise one of [`LARGE_CAPACITIES`] |
 //! | 7 | [`Faults`]: chunk, pending, fail-after (2), flags, seek-fail index, seed |
+//! |   | flags: bit 0 fail-after on, 1 seek-fail on, 2 refuse far seeks, 3-5 fail-every, 6 retry |
 //! | 2 | read-ahead: chunk size (one of [`READ_AHEAD_CHUNKS`]), depth `1 + b % 4` |
 //! | 1 | number of data segments, `% 9` |
 //! | ... | the segments ([`Segment::parse`]) |
@@ -113,6 +114,10 @@ pub struct Faults {
     pub refuse_far_seeks: bool,
     /// Seeds the short-read sizes.
     pub seed: u8,
+    /// Every read (typed, `read_bytes`, owned, bulk, `checksum`) that fails with an injected
+    /// error is retried until it completes, as a caller would, and must make progress: it
+    /// completes within [`attempt_bound`](crate::harness::attempt_bound) attempts.
+    pub retry: bool,
 }
 
 impl Faults {
@@ -131,6 +136,7 @@ impl Faults {
             seek_fail: (flags & 2 != 0).then_some(seek_fail % 16),
             refuse_far_seeks: flags & 4 != 0,
             seed,
+            retry: flags & 0x40 != 0,
         }
     }
 }

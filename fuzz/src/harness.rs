@@ -41,7 +41,10 @@ pub fn run_case(case: &Case) {
                 let stream =
                     HostileStream::new(data.clone(), case.faults.clone(), injected.clone());
                 let input = AsyncBufferedInput::with_capacity(case.capacity, stream);
-                Harness::new(input, data, injected).run(&case.ops).await;
+                Harness::new(input, data, injected)
+                    .retrying(case.faults.retry)
+                    .run(&case.ops)
+                    .await;
             }
             Source::Positional | Source::ReadAhead { .. } => {
                 let source =
@@ -51,7 +54,10 @@ pub fn run_case(case: &Case) {
                     fetch = fetch.with_read_ahead(ReadAhead::new(chunk, depth));
                 }
                 let input = AsyncBufferedInput::with_capacity(case.capacity, fetch);
-                Harness::new(input, data, injected).run(&case.ops).await;
+                Harness::new(input, data, injected)
+                    .retrying(case.faults.retry)
+                    .run(&case.ops)
+                    .await;
             }
         }
     });
@@ -222,6 +228,25 @@ pub struct Harness<F> {
     cancel: Option<u8>,
     /// The operation running, for failure messages.
     step: String,
+    /// Reads that fail with an injected error are retried until they complete (`Faults::retry`).
+    retry: bool,
+}
+
+/// The largest read the retry mode retries: a retry copies what the failed attempts kept, so a
+/// read of `n` bytes retried once per byte costs `n * n` bytes of copying.
+const MAX_RETRIED: u64 = 1 << 16;
+
+/// The most attempts a read that needs `needed` bytes from the position may take, through a
+/// window of `capacity` bytes, when each is retried after an injected error.
+///
+/// Why: a failed attempt loses nothing it fetched (the progress guarantee), and the first
+/// request or read call after a failed one succeeds (`fail_every` fails one call in at least
+/// two; `fail_after`, a failed seek and a failed length request fire once each), so at least
+/// every other attempt fetches a byte the read still lacks. The bytes a read may have to
+/// fetch are its own, the window's alignment before it and the fill after it (a capacity
+/// each); a few more attempts cover the faults that fire once.
+pub fn attempt_bound(needed: u64, capacity: usize) -> u64 {
+    8 + 2 * (needed + 2 * capacity as u64 + 64)
 }
 
 /// The `InputError` an error carries.
@@ -491,6 +516,7 @@ impl<F: Family> Harness<F> {
             injected_seen: 0,
             cancel: None,
             step: "construction".into(),
+            retry: false,
         };
         harness.check_all();
         harness
@@ -518,14 +544,66 @@ impl<F: Family> Harness<F> {
         self.step = step;
     }
 
+    /// Retries reads that fail with an injected error until they complete (builder style).
+    pub fn retrying(mut self, retry: bool) -> Self {
+        self.retry = retry;
+        self
+    }
+
     /// Runs the operations, checking every input after each, then reads every input whole.
     pub async fn run(&mut self, ops: &[Op]) {
         for (i, op) in ops.iter().enumerate() {
             self.begin(format!("op #{i}: {op:?}"));
-            self.op(op).await;
-            self.check_all();
+            match self.retried(op) {
+                None => {
+                    self.op(op).await;
+                    self.check_all();
+                }
+                Some(needed) => {
+                    let capacity = self.slots[self.cur].input.capacity();
+                    let bound = attempt_bound(needed, capacity);
+                    let mut attempts = 0;
+                    loop {
+                        attempts += 1;
+                        let seen = self.injected_seen;
+                        self.op(op).await;
+                        self.check_all();
+                        if self.injected_seen == seen {
+                            break; // completed, or failed as the model says
+                        }
+                        if attempts >= bound {
+                            self.fail(format!(
+                                "no progress: {attempts} attempts of a read of {needed} bytes \
+                                 failed with injected errors (bound {bound})"
+                            ));
+                        }
+                    }
+                }
+            }
         }
         self.finish().await;
+    }
+
+    /// The bytes `op` needs from the position, if the retry mode retries it: a read (typed,
+    /// `read_bytes`, owned, bulk) or a `checksum`, not to be dropped after a few polls, of at
+    /// most [`MAX_RETRIED`] bytes.
+    fn retried(&self, op: &Op) -> Option<u64> {
+        if !self.retry || self.cancel.is_some() {
+            return None;
+        }
+        let slot = &self.slots[self.cur];
+        let cap = slot.input.capacity();
+        let needed = match *op {
+            Op::Read(kind) => reference::read(kind, &slot.data, slot.pos).map_or(16, |(_, n)| n),
+            Op::ReadBytes(size) => size.resolve(cap).min(MAX_ALLOC),
+            Op::ReadBytesOwned(size) => size.resolve(cap),
+            Op::ReadInto(kind, count) => count as u64 * reference::into_width(kind).0,
+            Op::Checksum => slot
+                .checksum
+                .map_or(0, |c| slot.pos.saturating_sub(c.start)),
+            _ => return None,
+        };
+        (needed <= MAX_RETRIED).then_some(needed)
     }
 
     /// Reads each input whole from 0 (an injected error may interrupt: three tries).

@@ -50,6 +50,13 @@ use crate::stats::Stats;
 /// error names the input's [`resource`](Self::resource), the operation, the position it started
 /// at and the lengths involved ([`InputError`](crate::InputError)).
 ///
+/// A read that fails part-way with an error a retry can get past loses nothing it fetched: the
+/// window keeps what its refills fetched, the fetcher the read-ahead chunks that arrived, and
+/// the input the bytes the read had from its start on (see "Memory"). So the same read,
+/// retried at the same position, fetches only what is missing, and over a source that fails
+/// now and then it completes after as many attempts as failures strike the requests it still
+/// needs, never starting over.
+///
 /// # Memory
 ///
 /// What an open input keeps, reading or idle:
@@ -66,7 +73,8 @@ use crate::stats::Stats;
 ///   where the last read ended), and after any fetch at or past the end;
 /// - after a read that failed with an error a retry can get past (one of the kinds
 ///   [`RetryPolicy::is_transient`](crate::source::RetryPolicy::is_transient) names, except
-///   `UnexpectedEof`) having fetched part of its bytes: those bytes, at most
+///   `UnexpectedEof`) having got part of its bytes (from the window, straight from the
+///   source, or a varint's or a string's length prefix): those bytes, at most
 ///   [`MAX_KEPT_FOR_RETRY`](Self::MAX_KEPT_FOR_RETRY) from the position, so that its retry
 ///   fetches only the rest. They are dropped by the next seek, by the next read that completes
 ///   beyond the window (reads served from the window alone leave them), when a read fails with
@@ -476,6 +484,16 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         fill: impl FnOnce(usize, &mut [u8]),
     ) {
         self.refill.keep_for_retry(at, len, e, self.pos, fill);
+    }
+
+    /// [`Refill::poll_take_kept`] at the position.
+    pub(super) fn poll_take_kept(
+        &mut self,
+        cx: &mut Context<'_>,
+        at: u64,
+        dst: &mut [u8],
+    ) -> Poll<Result<usize, Error>> {
+        self.refill.poll_take_kept(cx, at, dst, self.pos)
     }
 
     /// [`Refill::poll_fold_until`] at the position.

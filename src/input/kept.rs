@@ -63,6 +63,11 @@ impl Kept {
         n
     }
 
+    /// Where the kept bytes that hold offset `from` end; `None` if none hold it.
+    pub(super) fn end_from(&self, from: u64) -> Option<u64> {
+        (self.at <= from && from < self.end()).then(|| self.end())
+    }
+
     /// Keeps the bytes `[at, at + len)`, at most `limit` bytes counted from where the kept
     /// bytes start. `fill(offset, out)` writes the bytes `[at + offset, at + offset +
     /// out.len())`; it is asked only for the bytes not kept yet, in one call (or none).

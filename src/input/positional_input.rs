@@ -91,7 +91,9 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
     ///
     /// `UnexpectedEof` if a range ends past the input's end (before any request is made),
     /// `InvalidInput` for a range that ends before it starts, naming that range's start; the
-    /// source's own error kind if a request fails.
+    /// source's own error kind if a request fails. When that error is one a retry can get past,
+    /// the answers that came back are kept (at most 16 MiB, until the next `read_ranges`
+    /// completes or [`release`](Self::release)), so a retry requests only the rest.
     ///
     /// # Cancel safety
     ///

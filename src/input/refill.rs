@@ -277,9 +277,9 @@ impl<F: Fetch> Refill<F> {
     /// counts the bytes available from `at`. `pos` is the input's position, which the read does
     /// not move.
     ///
-    /// When it fails after fetching bytes straight into `dst`, it keeps them for its retry
-    /// (`keep_for_retry`), unless `state` is a step of a longer read, which keeps its own; when
-    /// no retry can get past its error, it drops what is kept.
+    /// When it fails, it keeps the bytes `dst` got for its retry (`keep_for_retry`), unless
+    /// `state` is a step of a longer read, which keeps its own; when no retry can get past its
+    /// error, it drops what is kept.
     pub(super) fn poll_read_exact_at(
         &mut self,
         cx: &mut Context<'_>,
@@ -334,9 +334,10 @@ impl<F: Fetch> Refill<F> {
                 .map_err(|e| e.after(have as u64))
         };
         if let Err(e) = &read {
-            // Keep what was fetched straight into `dst` (the window keeps what it fetched), or
-            // drop what is kept if no retry can get past `e`.
-            if state.keep && (state.direct > 0 || !e.can_succeed_on_retry()) {
+            // Keep every byte `dst` got (from the window, which a refill for the rest may have
+            // moved past them, or straight from the source), or drop what is kept if no retry
+            // can get past `e`. The window keeps what its refill fetched.
+            if state.keep {
                 let fetched = &dst[..have + state.direct];
                 self.keep_for_retry(at, fetched.len(), e, pos, |offset, out| {
                     out.copy_from_slice(&fetched[offset..offset + out.len()]);
@@ -351,6 +352,17 @@ impl<F: Fetch> Refill<F> {
     /// [`MAX_KEPT_FOR_RETRY`] from where the kept bytes start; otherwise drops what is kept.
     /// `fill(offset, out)` writes the bytes at `at + offset`, and is asked only for those not
     /// kept yet.
+    ///
+    /// The progress guarantee rests on this: every read that fails part-way calls it with all
+    /// it had gathered from the position on (`at` is the position, or continues bytes kept
+    /// from it), wherever those bytes came from: the window (which a refill for the rest moved
+    /// past them), the caller's buffer, the bytes of a varint or a string's prefix. The
+    /// window keeps what its refills fetched past them, and the fetcher the read-ahead chunks
+    /// that arrived. So its retry, which starts at the same position, gathers them again
+    /// without a fetch (the window first, then what is kept: `poll_read_exact_at`,
+    /// `poll_peek_varint`), and fetches only what is missing, where the failed attempt
+    /// stopped: it never goes back to refill the window before them, which would drop what
+    /// the window holds past them. Checked by `at_hand_until` below.
     pub(super) fn keep_for_retry(
         &mut self,
         at: u64,
@@ -362,8 +374,56 @@ impl<F: Fetch> Refill<F> {
         debug_assert!(at >= pos, "keeping bytes before the position");
         if e.can_succeed_on_retry() {
             self.kept.keep(at, len, MAX_KEPT_FOR_RETRY, fill);
+            debug_assert!(
+                self.at_hand_until(pos) >= (at + len as u64).min(pos + MAX_KEPT_FOR_RETRY as u64),
+                "a failed read at {pos} had [{at}, {}) and its retry would fetch from {}",
+                at + len as u64,
+                self.at_hand_until(pos)
+            );
         } else {
             self.kept.clear();
+        }
+    }
+
+    /// Copies the bytes kept for a retry from `at` on into `dst`, as many as fit, and folds
+    /// them into the checksum (after what comes before them) if the input is checksumming:
+    /// they are not in the window, where folding finds bytes. Returns how many (0 if none are
+    /// kept at `at`). Calling it again after `Pending` starts over, which changes nothing.
+    /// `pos` is the input's position.
+    pub(super) fn poll_take_kept(
+        &mut self,
+        cx: &mut Context<'_>,
+        at: u64,
+        dst: &mut [u8],
+        pos: u64,
+    ) -> Poll<Result<usize, Error>> {
+        if self.kept.end_from(at).is_none() {
+            return Poll::Ready(Ok(0));
+        }
+        if self.checksum.is_some() {
+            ready!(self.poll_fold_until(cx, at, pos))?;
+        }
+        let n = self.kept.copy_from(at, dst);
+        if let Some(checksum) = self.checksum.as_deref_mut() {
+            checksum.fold(at, &dst[..n], pos);
+        }
+        Poll::Ready(Ok(n))
+    }
+
+    /// Where the run of bytes from `from` on that a read gets without a fetch ends: those the
+    /// window holds, and those kept for a retry, in either order.
+    fn at_hand_until(&self, from: u64) -> u64 {
+        let mut to = from;
+        loop {
+            let window = self.window.bytes_from(to).len() as u64;
+            let next = match self.kept.end_from(to) {
+                Some(end) => end.max(to + window),
+                None => to + window,
+            };
+            if next == to {
+                return to;
+            }
+            to = next;
         }
     }
 

@@ -77,6 +77,7 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
 
     fn release(&mut self) {
         self.release_held();
+        self.release_kept_ranges();
         self.source.release_buffers();
     }
 }

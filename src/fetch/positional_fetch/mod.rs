@@ -18,7 +18,7 @@ mod view;
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 
@@ -123,6 +123,10 @@ pub struct PositionalFetch<S> {
     length_request: Option<Request<u64>>,
     // Fetches answered.
     reads: u64,
+    // The answers a failed `read_ranges` got, by view offset, for its retry (at most
+    // `ranges::KEPT_RANGES_MAX` bytes): a retry asks only for the requests that did not come
+    // back. Dropped by the next `read_ranges` that completes, and by `release`.
+    ranges_kept: Mutex<Vec<(u64, Bytes)>>,
 }
 
 impl<S: PositionalSource> PositionalFetch<S> {

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 
@@ -41,6 +41,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             ahead_at: None,
             length_request: None,
             reads: 0,
+            ranges_kept: Mutex::default(),
         }
     }
 

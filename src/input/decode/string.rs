@@ -62,13 +62,28 @@ enum StringSlow {
     /// Gathering the length prefix, across refills if it straddles the window's edge.
     Prefix(Gather),
     /// A string longer than the window: asking the source's length before allocating for it.
-    Length { len: usize, prefix: usize },
+    Length { len: usize, prefix: Prefix },
     /// Reading the bytes into their own buffer.
     Body {
-        prefix: usize,
+        prefix: Prefix,
         bytes: Vec<u8>,
         exact: ReadExact,
     },
+}
+
+/// A string's length prefix, as read: kept with the bytes after it when reading them fails.
+#[derive(Clone, Copy, Debug)]
+struct Prefix {
+    bytes: [u8; VINT_MAX_LEN],
+    len: usize,
+}
+
+impl Prefix {
+    fn new(gather: &Gather, len: usize) -> Self {
+        let mut bytes = [0u8; VINT_MAX_LEN];
+        bytes[..len].copy_from_slice(&gather.bytes()[..len]);
+        Self { bytes, len }
+    }
 }
 
 impl Default for StringSlow {
@@ -131,30 +146,31 @@ impl<F: Fetch> WindowRead<F> for ReadString {
                         input.consume_window(total);
                         return Poll::Ready(Ok(s));
                     }
+                    let prefix = Prefix::new(gather, prefix);
                     *slow = if len > input.capacity() {
                         StringSlow::Length { len, prefix }
                     } else {
                         StringSlow::Body {
                             prefix,
                             bytes: vec![0u8; len],
-                            exact: ReadExact::default(),
+                            exact: ReadExact::step(),
                         }
                     };
                 }
                 StringSlow::Length { len, prefix } => {
                     let (len, prefix) = (*len, *prefix);
-                    let data_at = at + prefix as u64;
+                    let data_at = at + prefix.len as u64;
                     let available = ready!(input.poll_length(cx))?.saturating_sub(data_at);
                     if (len as u64) > available {
                         return Poll::Ready(Err(Error::Eof {
-                            available: prefix as u64 + available,
-                            needed: Some((prefix + len) as u64),
+                            available: prefix.len as u64 + available,
+                            needed: Some((prefix.len + len) as u64),
                         }));
                     }
                     *slow = StringSlow::Body {
                         prefix,
                         bytes: vec![0u8; len],
-                        exact: ReadExact::default(),
+                        exact: ReadExact::step(),
                     };
                 }
                 StringSlow::Body {
@@ -163,10 +179,23 @@ impl<F: Fetch> WindowRead<F> for ReadString {
                     exact,
                 } => {
                     let (prefix, len) = (*prefix, bytes.len());
-                    let total = prefix + len;
-                    let data_at = at + prefix as u64;
-                    ready!(input.poll_read_exact_at(cx, data_at, bytes, exact))
-                        .map_err(|e| e.after(prefix as u64).needing(total as u64))?;
+                    let total = prefix.len + len;
+                    let data_at = at + prefix.len as u64;
+                    if let Err(e) = ready!(input.poll_read_exact_at(cx, data_at, bytes, exact)) {
+                        // Keep the prefix and the bytes read after it (`exact` is a step, so
+                        // the body's bytes are kept here, after the prefix's).
+                        let body = &bytes[..exact.done()];
+                        input.keep_for_retry(at, prefix.len + body.len(), &e, |offset, out| {
+                            for (i, b) in out.iter_mut().enumerate() {
+                                let k = offset + i;
+                                *b = match k.checked_sub(prefix.len) {
+                                    None => prefix.bytes[k],
+                                    Some(k) => body[k],
+                                };
+                            }
+                        });
+                        return Poll::Ready(Err(e.after(prefix.len as u64).needing(total as u64)));
+                    }
                     let s = String::from_utf8(std::mem::take(bytes))
                         .map_err(|e| invalid_utf8(len, e.utf8_error()))?;
                     input.finish_read(at, total, exact.direct());

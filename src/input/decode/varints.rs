@@ -154,9 +154,11 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         )
     }
 
-    /// Decodes the varint at `at` without consuming it: returns its value and length. Gathers
-    /// its bytes across window refills when it straddles the window's edge; `gather` starts as
-    /// `Gather::default()` and carries the bytes gathered so far across `Pending`.
+    /// Decodes the varint at `at` (the position) without consuming it: returns its value and
+    /// length. Gathers its bytes across window refills when it straddles the window's edge,
+    /// and from the bytes a failed attempt kept, which it keeps in turn when a refill fails
+    /// (`keep_for_retry`); `gather` starts as `Gather::default()` and carries the bytes
+    /// gathered so far across `Pending`.
     pub(super) fn poll_peek_varint(
         &mut self,
         cx: &mut Context<'_>,
@@ -169,7 +171,13 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             let n = gather.n;
             let next = at + n as u64;
             if gather.filling {
-                ready!(self.poll_fill_at(cx, next, max_len - n)).map_err(|e| e.after(n as u64))?;
+                if let Err(e) = ready!(self.poll_fill_at(cx, next, max_len - n)) {
+                    let bytes = &gather.bytes[..n];
+                    self.keep_for_retry(at, n, &e, |offset, out| {
+                        out.copy_from_slice(&bytes[offset..offset + out.len()]);
+                    });
+                    return Poll::Ready(Err(e.after(n as u64)));
+                }
                 gather.filling = false;
             } else {
                 match decode_varint(&gather.bytes[..n], max_len, last_bits) {
@@ -178,6 +186,13 @@ impl<F: Fetch> AsyncBufferedInput<F> {
                     Varint::Short => {}
                 }
                 if self.window_at(next).is_empty() {
+                    let dst = &mut gather.bytes[n..max_len];
+                    let kept = ready!(self.poll_take_kept(cx, next, dst))
+                        .map_err(|e| e.after(n as u64))?;
+                    if kept > 0 {
+                        gather.n += kept;
+                        continue;
+                    }
                     gather.filling = true;
                     continue;
                 }
@@ -201,6 +216,13 @@ pub(super) struct Gather {
     n: usize,
     /// A refill at the next byte has started and not finished.
     filling: bool,
+}
+
+impl Gather {
+    /// The bytes gathered so far (and zeros after them).
+    pub(super) fn bytes(&self) -> &[u8; VARINT64_MAX_LEN] {
+        &self.bytes
+    }
 }
 
 /// A varint of at most `MAX_LEN` bytes turned into a `T` by `convert`.

@@ -1,0 +1,429 @@
+//! The progress guarantee: a read that fails part-way keeps what it fetched (in the window, in
+//! the caller's buffer, in read-ahead chunks), so that its retry fetches only what is missing,
+//! and a read retried after each failure completes within a bounded number of attempts.
+
+mod common;
+
+use std::io::ErrorKind;
+use std::sync::Arc;
+
+use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+use async_buffered_input::AsyncBufferedInput;
+use common::*;
+
+/// Issue 22's case: a `read_string` whose prefix lies just before the window's edge, read
+/// after a header with read-ahead over a source that fails every 8th request, retried after
+/// each failure (the position stays at the string's start). Each retry used to read the
+/// length prefix again, which now lay before the window: the aligned refill for it emptied the
+/// window, every attempt made the same requests and failed at the same one, and from a
+/// 36-byte window on the read never completed.
+///
+/// With what each attempt fetched kept, the attempts are those the failed requests force and
+/// no more, whatever the window (1 to 160 bytes): with 2-byte chunks the 66 bytes of the
+/// string take at least 33 requests, of which one in 8 fails, so `1 + ceil((33 + 2) / 7) = 6`
+/// attempts at most; with larger requests (no read-ahead, or the default read-ahead), at most
+/// 3.
+#[tokio::test]
+
+async fn a_short_string_retried_over_a_source_failing_every_8th_request_completes() {
+    const HEADER: usize = 40;
+    let body: String = (0..65).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let mut data = pattern_vec(HEADER);
+    data.push(body.len() as u8); // a 1-byte vint prefix
+    data.extend_from_slice(body.as_bytes());
+    data.extend_from_slice(&pattern_vec(300));
+    let shapes = [
+        ("2-byte chunks", Some(ReadAhead::new(2, 4)), 6),
+        ("no read-ahead", None, 3),
+        ("default read-ahead", Some(ReadAhead::default()), 3),
+    ];
+    for (shape, read_ahead, most) in shapes {
+        for window in 1..=160 {
+            let what = format!("{shape}, window {window}");
+            let source = Arc::new(FailEvery::new(data.clone(), 8, ErrorKind::ConnectionReset));
+            let mut fetch = PositionalFetch::from_arc(source.clone());
+            if let Some(read_ahead) = read_ahead {
+                fetch = fetch.with_read_ahead(read_ahead);
+            }
+            let mut input = AsyncBufferedInput::with_capacity(window, fetch);
+            // The header, read sequentially (retried too), so read-ahead serves what follows.
+            let mut header = vec![0u8; HEADER];
+            while input.read_bytes(&mut header).await.is_err() {
+                assert_eq!(input.position(), 0, "{what}");
+            }
+            assert_eq!(header, data[..HEADER], "{what}");
+            let fetched_before = input.stats().bytes_from_source;
+            let mut attempts = 0;
+            let got = loop {
+                attempts += 1;
+                match input.read_string().await {
+                    Ok(s) => break s,
+                    Err(e) => {
+                        assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{what}: {e}");
+                        assert_eq!(input.position(), HEADER as u64, "{what}: {e}");
+                        assert!(
+                            attempts < 50,
+                            "{what}: no progress after {attempts} attempts, {} requests",
+                            source.requests()
+                        );
+                    }
+                }
+            };
+            assert_eq!(got, body, "{what}");
+            assert_eq!(input.position(), (HEADER + 1 + body.len()) as u64, "{what}");
+            assert!(
+                attempts <= most,
+                "{what}: {attempts} attempts (at most {most}), {} requests",
+                source.requests()
+            );
+            // Nothing fetched twice: the string, and at most a window and a chunk around it.
+            let fetched = input.stats().bytes_from_source - fetched_before;
+            assert!(
+                fetched <= (1 + body.len() + 2 * window) as u64 + 64,
+                "{what}: {fetched} bytes fetched for a {}-byte string in {attempts} attempts",
+                1 + body.len()
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model test
+// ---------------------------------------------------------------------------------------------
+
+/// One read of the model test, with the value it reads (written into the data first).
+#[derive(Clone, Debug)]
+enum Read {
+    Byte(u8),
+    Bytes(Vec<u8>),
+    Owned(Vec<u8>),
+    U16(u16),
+    I32(i32),
+    U64(u64),
+    I64Le(i64),
+    VInt(u32),
+    VLong(u64),
+    Str(String),
+    U32Into(Vec<u32>),
+    U64Into(Vec<u64>),
+    /// `read_ranges` over these (offset, len) pairs, taken modulo the data's length; reads no
+    /// bytes at the position, so it writes none.
+    Ranges(Vec<(u64, u64)>),
+    /// Moves the position forward over this many bytes of the data (no read).
+    Skip(u16),
+}
+
+impl Read {
+    /// Appends the bytes the read reads.
+    fn encode(&self, out: &mut Vec<u8>) {
+        fn varint(out: &mut Vec<u8>, mut v: u64) {
+            while v >= 0x80 {
+                out.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            out.push(v as u8);
+        }
+        match self {
+            Read::Byte(b) => out.push(*b),
+            Read::Bytes(b) | Read::Owned(b) => out.extend_from_slice(b),
+            Read::U16(v) => out.extend_from_slice(&v.to_be_bytes()),
+            Read::I32(v) => out.extend_from_slice(&v.to_be_bytes()),
+            Read::U64(v) => out.extend_from_slice(&v.to_be_bytes()),
+            Read::I64Le(v) => out.extend_from_slice(&v.to_le_bytes()),
+            Read::VInt(v) => varint(out, u64::from(*v)),
+            Read::VLong(v) => varint(out, *v),
+            Read::Str(s) => {
+                varint(out, s.len() as u64);
+                out.extend_from_slice(s.as_bytes());
+            }
+            Read::U32Into(values) => values
+                .iter()
+                .for_each(|v| out.extend_from_slice(&v.to_be_bytes())),
+            Read::U64Into(values) => values
+                .iter()
+                .for_each(|v| out.extend_from_slice(&v.to_be_bytes())),
+            Read::Ranges(_) => {}
+            Read::Skip(n) => {
+                let at = out.len() as u64;
+                out.extend((at..at + u64::from(*n)).map(pattern));
+            }
+        }
+    }
+}
+
+/// The read-ahead shapes: none, tiny chunks, the default (adaptive, 64 KiB chunks at first).
+#[derive(Clone, Copy, Debug)]
+enum Ahead {
+    None,
+    Tiny { chunk: usize, depth: usize },
+    Default,
+}
+
+impl Ahead {
+    fn read_ahead(self) -> Option<ReadAhead> {
+        match self {
+            Ahead::None => None,
+            Ahead::Tiny { chunk, depth } => Some(ReadAhead::new(chunk, depth)),
+            Ahead::Default => Some(ReadAhead::default()),
+        }
+    }
+}
+
+/// The most attempts a read of `len` bytes may take (the first one included).
+///
+/// Why: the source fails every `n`-th request, so between two failures come `n - 1` requests
+/// that succeed, and since a failed attempt loses nothing it fetched (the window's bytes, the
+/// caller's buffer, the read-ahead chunks that arrived), the requests of all the attempts
+/// together are those a read without failures would make, plus the failed ones, plus a
+/// read-ahead refill per failure. A read without failures makes at most `needed` requests: one
+/// per `smallest` bytes of the read (the smallest request the input makes: a read-ahead chunk,
+/// or a window refill of one byte at capacity 1), plus the window's alignment before the read,
+/// the prefix and the fill after it. So `attempts - 1 = failures <= (needed + failures * (1 +
+/// depth)) / n`, counted generously below. A read that started over on each retry, or made no
+/// progress, needs unboundedly many attempts once its requests outnumber `n`.
+fn attempt_bound(len: usize, capacity: usize, ahead: Ahead, n: u64) -> u64 {
+    let (smallest, depth) = match ahead {
+        Ahead::None => (capacity, 0),
+        Ahead::Tiny { chunk, depth } => (chunk.min(capacity), depth),
+        Ahead::Default => (capacity, ReadAhead::DEFAULT_DEPTH),
+    };
+    let needed = (len + 2 * capacity).div_ceil(smallest) as u64 + 4;
+    let depth = depth as u64;
+    2 + (needed + 2 * depth + 2).div_ceil(n - 1) * (1 + depth)
+}
+
+fn read_strategy() -> impl proptest::strategy::Strategy<Value = Read> {
+    use proptest::prelude::*;
+    let bytes = prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..80),
+        proptest::collection::vec(any::<u8>(), 0..5000),
+    ];
+    prop_oneof![
+        any::<u8>().prop_map(Read::Byte),
+        bytes.clone().prop_map(Read::Bytes),
+        bytes.prop_map(Read::Owned),
+        any::<u16>().prop_map(Read::U16),
+        any::<i32>().prop_map(Read::I32),
+        any::<u64>().prop_map(Read::U64),
+        any::<i64>().prop_map(Read::I64Le),
+        (any::<u32>(), 0u32..32).prop_map(|(v, s)| Read::VInt(v >> s)),
+        (0u64..=i64::MAX as u64, 0u32..63).prop_map(|(v, s)| Read::VLong(v >> s)),
+        prop_oneof!["[a-zé]{0,70}", "[a-z]{0,3000}"].prop_map(Read::Str),
+        proptest::collection::vec(any::<u32>(), 0..1500).prop_map(Read::U32Into),
+        proptest::collection::vec(any::<u64>(), 0..40).prop_map(Read::U64Into),
+        proptest::collection::vec((any::<u64>(), 0u64..300), 1..4).prop_map(Read::Ranges),
+        (0u16..300).prop_map(Read::Skip),
+    ]
+}
+
+fn ahead_strategy() -> impl proptest::strategy::Strategy<Value = Ahead> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(Ahead::None),
+        (1usize..=3, 1usize..=4).prop_map(|(chunk, depth)| Ahead::Tiny { chunk, depth }),
+        Just(Ahead::Default),
+    ]
+}
+
+/// Retries `$call` until it succeeds, checking after each failure that it is the injected
+/// error and that the position is where the read started; returns the value and the attempts.
+macro_rules! retry {
+    ($input:ident, $source:ident, $at:expr, $bound:expr, $what:expr, $call:expr) => {{
+        let mut attempts = 0u64;
+        loop {
+            attempts += 1;
+            match $call.await {
+                Ok(value) => break (value, attempts),
+                Err(e) => {
+                    prop_assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{}: {}", $what, e);
+                    prop_assert_eq!($input.position(), $at, "{} moved the position", $what);
+                    prop_assert!(
+                        attempts < $bound,
+                        "{}: {} attempts (bound {}), {} requests, {} failed",
+                        $what,
+                        attempts,
+                        $bound,
+                        $source.requests(),
+                        $source.failures()
+                    );
+                }
+            }
+        }
+    }};
+}
+
+/// Runs `reads` in order over an input whose source fails every `n`-th request, retrying each
+/// read until it completes; checks its value, the position after it and after each failure,
+/// and its attempts against [`attempt_bound`]; and with `checksum`, the CRC32 of all it read.
+async fn run_model(
+    reads: &[Read],
+    n: u64,
+    capacity: usize,
+    ahead: Ahead,
+    checksum: bool,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    use proptest::prelude::*;
+    let mut data = Vec::new();
+    for read in reads {
+        read.encode(&mut data);
+    }
+    data.extend((0..8).map(|i| pattern(1 << 40 | i)));
+    let source = Arc::new(FailEvery::new(data.clone(), n, ErrorKind::ConnectionReset));
+    let mut fetch = PositionalFetch::from_arc(source.clone());
+    if let Some(read_ahead) = ahead.read_ahead() {
+        fetch = fetch.with_read_ahead(read_ahead);
+    }
+    let mut input = AsyncBufferedInput::with_capacity(capacity, fetch);
+    if checksum {
+        input.start_checksum();
+    }
+    let mut expected = Vec::new();
+    // Bytes skipped while checksumming: a read that folds the checksum (a refill, a direct
+    // read, `checksum`) fetches those not folded yet first.
+    let mut skipped = 0;
+    for (i, read) in reads.iter().enumerate() {
+        let at = input.position();
+        expected.clear();
+        read.encode(&mut expected);
+        let what = format!("read {i} ({read:?}) at {at}");
+        let bound = attempt_bound(expected.len().max(10) + skipped, capacity, ahead, n);
+        if let (Read::Skip(n), true) = (read, checksum) {
+            skipped += usize::from(*n);
+        }
+        let ok = match read {
+            Read::Byte(b) => retry!(input, source, at, bound, what, input.read_byte()).0 == *b,
+            Read::Bytes(b) => {
+                let mut buf = vec![0u8; b.len()];
+                retry!(input, source, at, bound, what, input.read_bytes(&mut buf));
+                buf == *b
+            }
+            Read::Owned(b) => {
+                let len = b.len();
+                retry!(input, source, at, bound, what, input.read_bytes_owned(len)).0 == b[..]
+            }
+            Read::U16(v) => retry!(input, source, at, bound, what, input.read_u16()).0 == *v,
+            Read::I32(v) => retry!(input, source, at, bound, what, input.read_i32()).0 == *v,
+            Read::U64(v) => retry!(input, source, at, bound, what, input.read_u64()).0 == *v,
+            Read::I64Le(v) => retry!(input, source, at, bound, what, input.read_i64_le()).0 == *v,
+            Read::VInt(v) => retry!(input, source, at, bound, what, input.read_vint()).0 == *v,
+            Read::VLong(v) => retry!(input, source, at, bound, what, input.read_vlong()).0 == *v,
+            Read::Str(s) => retry!(input, source, at, bound, what, input.read_string()).0 == *s,
+            Read::U32Into(values) => {
+                let mut buf = vec![0u32; values.len()];
+                retry!(
+                    input,
+                    source,
+                    at,
+                    bound,
+                    what,
+                    input.read_u32_into(&mut buf)
+                );
+                buf == *values
+            }
+            Read::U64Into(values) => {
+                let mut buf = vec![0u64; values.len()];
+                retry!(
+                    input,
+                    source,
+                    at,
+                    bound,
+                    what,
+                    input.read_u64_into(&mut buf)
+                );
+                buf == *values
+            }
+            Read::Ranges(pairs) => {
+                let len = data.len() as u64;
+                let ranges: Vec<_> = pairs
+                    .iter()
+                    .map(|&(offset, n)| {
+                        let start = offset % len;
+                        start..(start + n).min(len)
+                    })
+                    .collect();
+                let bound = attempt_bound(10, capacity, ahead, n);
+                let (got, _) = retry!(input, source, at, bound, what, input.read_ranges(&ranges));
+                ranges
+                    .iter()
+                    .zip(&got)
+                    .all(|(r, b)| b[..] == data[r.start as usize..r.end as usize])
+            }
+            Read::Skip(n) => {
+                input.skip_bytes(u64::from(*n)).unwrap();
+                true
+            }
+        };
+        prop_assert!(ok, "{}: wrong value", what);
+        prop_assert_eq!(input.position(), at + expected.len() as u64, "{}", what);
+    }
+    if checksum {
+        let at = input.position();
+        let bound = attempt_bound(capacity + skipped, capacity, ahead, n);
+        let (crc, _) = retry!(input, source, at, bound, "checksum", input.checksum());
+        prop_assert_eq!(crc, crc32fast::hash(&data[..at as usize]));
+    }
+    Ok(())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: std::env::var("PROGRESS_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(512),
+        ..proptest::test_runner::Config::default()
+    })]
+
+    /// Every read kind, over a source failing every `n`-th request (2 to 9), through windows
+    /// of 1, 7, 64 and 4096 bytes and every read-ahead shape, with and without a checksum:
+    /// each read, retried after each failure, completes within [`attempt_bound`] attempts
+    /// with the right value, and a failed attempt leaves the position where the read started.
+    #[test]
+
+    fn every_read_retried_over_a_source_failing_every_nth_request_completes_in_bounded_attempts(
+        reads in proptest::collection::vec(read_strategy(), 1..24),
+        n in 2u64..=9,
+        capacity in proptest::sample::select(vec![1usize, 7, 64, 4096]),
+        ahead in ahead_strategy(),
+        checksum in proptest::bool::ANY,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(run_model(&reads, n, capacity, ahead, checksum))?;
+    }
+}
+
+/// `read_ranges` of ranges far apart (one request each, run at once) over a source failing
+/// every 3rd request: without keeping what came back, every attempt makes 12 requests and
+/// 4 of them fail, forever. A retry asks only for the requests that failed, so the attempts are
+/// bounded by the failures: 12, then 4, then 1 or 2 requests.
+#[tokio::test(flavor = "current_thread")]
+async fn read_ranges_retried_over_a_source_failing_every_3rd_request_completes() {
+    const APART: u64 = 2 << 20; // more than the 1 MiB under which ranges share a request
+    let data: Vec<u8> = (0..25 << 20).map(|i: u64| pattern(i)).collect();
+    let ranges: Vec<_> = (0..12u64)
+        .map(|k| k * APART + k..k * APART + k + 100)
+        .collect();
+    let source = Arc::new(FailEvery::new(data.clone(), 3, ErrorKind::ConnectionReset));
+    let input = AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));
+    let mut attempts = 0;
+    let got = loop {
+        attempts += 1;
+        match input.read_ranges(&ranges).await {
+            Ok(got) => break got,
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
+                assert!(attempts < 20, "no progress after {attempts} attempts");
+            }
+        }
+    };
+    for (r, bytes) in ranges.iter().zip(&got) {
+        assert_eq!(bytes[..], data[r.start as usize..r.end as usize], "{r:?}");
+    }
+    assert!(
+        attempts <= 4,
+        "{attempts} attempts, {} requests",
+        source.requests()
+    );
+    assert!(
+        source.requests() <= 12 + 6,
+        "{} requests for 12 ranges in {attempts} attempts",
+        source.requests()
+    );
+}
