@@ -375,9 +375,11 @@ impl<F: Fetch> Refill<F> {
         if e.can_succeed_on_retry() {
             self.kept.keep(at, len, MAX_KEPT_FOR_RETRY, fill);
             debug_assert!(
-                self.at_hand_until(pos) >= (at + len as u64).min(pos + MAX_KEPT_FOR_RETRY as u64),
+                self.at_hand_until(pos)
+                    >= (at.saturating_add(len as u64))
+                        .min(pos.saturating_add(MAX_KEPT_FOR_RETRY as u64)),
                 "a failed read at {pos} had [{at}, {}) and its retry would fetch from {}",
-                at + len as u64,
+                at.saturating_add(len as u64),
                 self.at_hand_until(pos)
             );
         } else {
