@@ -168,11 +168,16 @@ async fn opening_the_index_over_nginx_takes_one_connection_and_no_head() {
         reads,
         "{requests:?}"
     );
+    // One shared client: on a quiet machine every request rides one connection. hyper hands a
+    // connection back to its pool from a task of its own once the previous body has ended; on a
+    // loaded machine the next request can start before that task has run, and the pool then
+    // dials another connection (seen: 2 or 3 of them for 44 files when three busy loops share
+    // the two cores). A client per file, the bug this guards against, shows one per file.
     let connections: BTreeSet<u64> = requests.iter().map(|(_, _, c)| *c).collect();
-    assert_eq!(
-        connections.len(),
-        1,
-        "{opened} files on connections {connections:?}"
+    println!("{opened} files over {} connection(s)", connections.len());
+    assert!(
+        connections.len() <= 4,
+        "{opened} files on connections {connections:?}: {requests:?}"
     );
 
     // The whole commit, verified with read-ahead, asks no HEAD either.
