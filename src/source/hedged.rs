@@ -9,6 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::forward::forward;
 use super::hedge_policy::HedgeDelay;
 use super::latency_window::LatencyWindow;
 use super::{HedgePolicy, HedgeStats, PositionalSource};
@@ -262,35 +263,21 @@ impl<S: PositionalSource> PositionalSource for Hedged<S> {
         .await
     }
 
-    /// The inner source's length, not hedged.
-    ///
-    /// # Errors
-    ///
-    /// The inner source's.
-    ///
-    /// # Cancel safety
-    ///
-    /// The inner source's.
-    async fn len(&self) -> io::Result<u64> {
-        self.inner.len().await
-    }
-
-    /// The inner source's (it never waits, so there is nothing to hedge).
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        self.inner.try_read_at(offset, buf)
-    }
-
-    fn resource(&self) -> Option<String> {
-        self.inner.resource()
-    }
-
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-
-    fn release_buffers(&self) {
-        self.inner.release_buffers();
-    }
+    forward!(inner =>
+        /// The inner source's length, not hedged.
+        ///
+        /// # Errors
+        ///
+        /// The inner source's.
+        ///
+        /// # Cancel safety
+        ///
+        /// The inner source's.
+        len,
+        /// The inner source's (it never waits, so there is nothing to hedge).
+        try_read_at,
+        resource, description, release_buffers
+    );
 }
 
 impl<S: fmt::Debug> fmt::Debug for Hedged<S> {
