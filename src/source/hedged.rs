@@ -147,10 +147,19 @@ impl<S> Hedged<S> {
             .is_ok()
     }
 
+    /// Records the latency since `started` in the window the delay is learned from.
     fn record(&self, started: Instant) {
         if let Some(latencies) = &self.latencies {
             latencies.record(started.elapsed());
         }
+    }
+
+    /// `result`, with the latency since `started` recorded if it is a success.
+    fn recorded(&self, started: Instant, result: io::Result<Bytes>) -> io::Result<Bytes> {
+        if result.is_ok() {
+            self.record(started);
+        }
+        result
     }
 }
 
@@ -167,11 +176,7 @@ impl<S: PositionalSource> Hedged<S> {
         let started = Instant::now();
         let mut first = pin!(first);
         let Some(delay) = self.delay() else {
-            let result = first.await;
-            if result.is_ok() {
-                self.record(started);
-            }
-            return result;
+            return self.recorded(started, first.await);
         };
         let first_result = tokio::select! {
             biased;
@@ -179,17 +184,10 @@ impl<S: PositionalSource> Hedged<S> {
             () = tokio::time::sleep(delay) => None,
         };
         if let Some(result) = first_result {
-            if result.is_ok() {
-                self.record(started);
-            }
-            return result;
+            return self.recorded(started, result);
         }
         if !self.take_token() {
-            let result = first.await;
-            if result.is_ok() {
-                self.record(started);
-            }
-            return result;
+            return self.recorded(started, first.await);
         }
         self.hedges_fired.fetch_add(1, Ordering::Relaxed);
         metrics::hedge_fired();
