@@ -15,6 +15,7 @@ use super::load_error::{LoadError, SharedError};
 use super::slot::{Block, Slot};
 use super::stats::bump;
 use crate::metrics::{self, Tier};
+use crate::source::forward::forward;
 use crate::source::PositionalSource;
 
 /// Where a block is looked for on disk (see `Cached::disk_key`).
@@ -440,19 +441,13 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
         filled
     }
 
-    /// The inner source's.
-    fn resource(&self) -> Option<String> {
-        self.inner.resource()
-    }
-
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-
-    /// The inner source's (the cache's blocks are not the input's buffers: they stay).
-    fn release_buffers(&self) {
-        self.inner.release_buffers();
-    }
+    forward!(inner =>
+        /// The inner source's.
+        resource,
+        description,
+        /// The inner source's (the cache's blocks are not the input's buffers: they stay).
+        release_buffers
+    );
 }
 
 impl<S: fmt::Debug> fmt::Debug for Cached<S> {
