@@ -17,15 +17,42 @@ use crate::Counting;
 /// - [`immediate`](Self::immediate): of those, the `try_read_at` calls that read something;
 /// - [`live`](Self::live): `read_at` requests started and neither completed nor dropped (in
 ///   flight);
+/// - [`jumps`](Self::jumps): of those, the requests that did not start where the previous one
+///   ended (the first is expected at 0): how far from sequential the reads are;
 /// - [`bytes`](Self::bytes): bytes the source returned;
 /// - [`length_requests`](Self::length_requests): `len` calls.
+///
+/// # Examples
+///
+/// ```
+/// use abi_testkit::CountingPositional;
+/// use async_buffered_input::source::{MemorySource, PositionalSource};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let source = CountingPositional::new(MemorySource::new(vec![1u8; 100]));
+/// source.read_at(0, 10).await?;
+/// source.read_at(10, 10).await?; // continues the previous request
+/// source.read_at(0, 5).await?; // a jump back
+/// source.read_at(95, 10).await?; // a jump; 5 bytes left
+/// assert_eq!(source.requests(), 4);
+/// assert_eq!(source.jumps(), 2);
+/// assert_eq!(source.bytes(), 30);
+/// assert_eq!(source.live(), 0);
+/// # Ok(())
+/// # }
+/// ```
 pub struct CountingPositional<S> {
     inner: S,
     requests: AtomicU64,
     immediate: AtomicU64,
     live: AtomicU64,
+    jumps: AtomicU64,
     bytes: AtomicU64,
     length_requests: AtomicU64,
+    /// Where a request continuing the last one would start: the end of the last range asked
+    /// for (0 before the first request).
+    next: AtomicU64,
 }
 
 impl<S> CountingPositional<S> {
@@ -36,8 +63,10 @@ impl<S> CountingPositional<S> {
             requests: AtomicU64::new(0),
             immediate: AtomicU64::new(0),
             live: AtomicU64::new(0),
+            jumps: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             length_requests: AtomicU64::new(0),
+            next: AtomicU64::new(0),
         }
     }
 
@@ -56,6 +85,12 @@ impl<S> CountingPositional<S> {
         self.live.load(Ordering::SeqCst)
     }
 
+    /// Requests that did not start where the previous request's range ended (the first is
+    /// expected at 0).
+    pub fn jumps(&self) -> u64 {
+        self.jumps.load(Ordering::SeqCst)
+    }
+
     /// Bytes the source returned, by `read_at` and `try_read_at`.
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::SeqCst)
@@ -69,6 +104,22 @@ impl<S> CountingPositional<S> {
     /// The wrapped source.
     pub fn get_ref(&self) -> &S {
         &self.inner
+    }
+
+    /// The wrapped source, unwrapped.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    /// Books a request for `[offset, offset + len)`.
+    fn count_request(&self, offset: u64, len: usize) {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        let expected = self
+            .next
+            .swap(offset.saturating_add(len as u64), Ordering::SeqCst);
+        if expected != offset {
+            self.jumps.fetch_add(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -90,7 +141,7 @@ impl Drop for LiveRequest<'_> {
 
 impl<S: PositionalSource> PositionalSource for CountingPositional<S> {
     async fn read_at(&self, offset: u64, len: usize) -> io::Result<bytes::Bytes> {
-        self.requests.fetch_add(1, Ordering::SeqCst);
+        self.count_request(offset, len);
         let _live = LiveRequest::new(&self.live);
         let read = self.inner.read_at(offset, len).await;
         if let Ok(bytes) = &read {
@@ -107,7 +158,7 @@ impl<S: PositionalSource> PositionalSource for CountingPositional<S> {
     fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
         let n = self.inner.try_read_at(offset, buf);
         if n > 0 {
-            self.requests.fetch_add(1, Ordering::SeqCst);
+            self.count_request(offset, n);
             self.immediate.fetch_add(1, Ordering::SeqCst);
             self.bytes.fetch_add(n as u64, Ordering::SeqCst);
         }
@@ -121,6 +172,7 @@ impl<S> std::fmt::Debug for CountingPositional<S> {
             .field("requests", &self.requests())
             .field("immediate", &self.immediate())
             .field("live", &self.live())
+            .field("jumps", &self.jumps())
             .field("bytes", &self.bytes())
             .field("length_requests", &self.length_requests())
             .finish_non_exhaustive()
