@@ -2,8 +2,8 @@
 //! harness share, written once (a data pattern written seven times is seven chances to
 //! disagree). Not published; a workspace member, and a path dependency of `fuzz/`.
 //!
-//! - **Content**: [`pattern`] / [`pattern_vec`] (a byte per offset) and [`fill_word_pattern`]
-//!   (the harness's, a word at a time): deterministic, non-periodic file content;
+//! - **Content**: [`pattern`] / [`pattern_vec`] (a byte per offset) and [`fill_word_pattern`] /
+//!   [`word_pattern_vec`] (the harness's, a word at a time): deterministic, non-periodic file content;
 //!   [`splitmix64`] and [`Rng`] for reproducible sweeps, [`XorShift64`] for the benches' data.
 //! - **Checks**: [`assert_bytes`] names the first differing offset; [`chain`], [`causes`],
 //!   [`has_input_error_payload`], [`assert_msg_mentions`] and [`assert_source_error`] look into
@@ -62,7 +62,7 @@ pub use hostile::Hostile;
 pub use hostile_config::{HostileConfig, SeekFail, HOSTILE_READ_ERROR, HOSTILE_SEEK_ERROR};
 pub use hostile_log::HostileLog;
 pub use partly_at_hand::PartlyAtHand;
-pub use pattern::{fill_word_pattern, pattern, pattern_vec};
+pub use pattern::{fill_word_pattern, pattern, pattern_vec, word_pattern_vec};
 pub use poll::poll_once_then_drop;
 pub use rng::{splitmix64, Rng};
 pub use temp_file::{temp_std_file_in, temp_tokio_file};

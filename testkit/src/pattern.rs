@@ -68,6 +68,13 @@ pub fn fill_word_pattern(offset: u64, buf: &mut [u8]) {
     tail.copy_from_slice(&word(at / 8).to_le_bytes()[..len]);
 }
 
+/// `len` bytes of [`fill_word_pattern`], starting at offset 0.
+pub fn word_pattern_vec(len: usize) -> Vec<u8> {
+    let mut data = vec![0u8; len];
+    fill_word_pattern(0, &mut data);
+    data
+}
+
 /// The `i`-th word of [`fill_word_pattern`].
 #[inline]
 fn word(i: u64) -> u64 {
@@ -120,8 +127,7 @@ mod tests {
 
     #[test]
     fn any_slice_of_the_word_pattern_matches_the_whole() {
-        let mut whole = vec![0u8; 100];
-        fill_word_pattern(0, &mut whole);
+        let whole = word_pattern_vec(100);
         for start in 0..40 {
             for len in [0, 1, 5, 8, 9, 17, 60] {
                 let mut part = vec![0u8; len];
