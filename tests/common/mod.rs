@@ -7,8 +7,8 @@
 //! subset of it, hence the module-wide `dead_code` allowance.
 //!
 //! Contents:
-//! * [`check_window`] / [`in_window`] (`window`): an input's position, `buffer()` and `window()`
-//!   against the file contents.
+//! * [`check_window`] / [`in_window`] / [`read_ok`] (`window`): an input's position, `buffer()`
+//!   and `window()` against the file contents, and a read checked with them.
 //! * [`model_varint`] / [`model_string`] (`model`): decode as Lucene's `DataInput` does, for the
 //!   model's side of typed reads.
 //! * [`Checked`] (`checked`): drives an `AsyncBufferedInput` next to a trivial model (`Vec<u8>` +
