@@ -2,14 +2,12 @@
 //! the caller's buffer, in read-ahead chunks), so that its retry fetches only what is missing,
 //! and a read retried after each failure completes within a bounded number of attempts.
 
-mod common;
-
 use std::io::ErrorKind;
 use std::sync::Arc;
 
+use abi_testkit::*;
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::AsyncBufferedInput;
-use common::*;
 
 /// Issue 22's case: a `read_string` whose prefix lies just before the window's edge, read
 /// after a header with read-ahead over a source that fails every 8th request, retried after
