@@ -162,6 +162,11 @@ struct Args {
     #[arg(long)]
     json: bool,
 
+    /// Print every column of the table, however wide; by default it leaves out the columns
+    /// that do not fit 120 characters (and says which).
+    #[arg(long)]
+    wide: bool,
+
     /// Also write the JSON report to FILE.
     #[arg(long, value_name = "FILE")]
     json_out: Option<PathBuf>,
@@ -386,6 +391,8 @@ async fn run(args: Args) -> Result<ExitCode, String> {
             "{}",
             serde_json::to_string_pretty(&json).expect("JSON values serialize")
         );
+    } else if args.wide {
+        print!("{report:#}");
     } else {
         print!("{report}");
     }

@@ -113,6 +113,7 @@ mod table;
 mod timing;
 mod truth;
 mod units;
+mod verdict;
 mod verify;
 mod workload;
 mod write;

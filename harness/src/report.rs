@@ -21,7 +21,11 @@ use crate::verify::Mismatch;
 /// classic test's lines ("Wrote a file of N bytes in S seconds for B bytes-per-second", "Read a
 /// file ..."), then one table with a source column, the write and limit rows of each source and
 /// every cell, with MB/s (10^6 bytes per second), requests per second, latency, each row's
-/// fraction of its source's limit and its ratio to `AsyncBufferedInput`.
+/// fraction of its source's limit and its ratio to `AsyncBufferedInput`; then a legend of every
+/// reader and column, the verification, and a verdict per source (the best `AsyncBufferedInput`
+/// row at the smallest and largest request size, against the limit and tokio's `BufReader`).
+/// `{report}` fits 120 columns, leaving out the columns that do not fit (the legend names
+/// them); `{report:#}` prints every column.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Report {
