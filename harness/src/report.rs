@@ -9,11 +9,11 @@ use std::time::Duration;
 use async_buffered_input::fetch::ReadAhead;
 use serde_json::{json, Value};
 
+use crate::mismatch::Mismatch;
 use crate::plan::{Cell, ReaderKind};
 use crate::remote::RemoteCounts;
 use crate::timing::Latency;
 use crate::units::{seconds, significant};
-use crate::verify::Mismatch;
 
 /// Everything a run measured: one [`SourceReport`] per source, in the order they were timed.
 ///
@@ -101,7 +101,7 @@ impl Report {
     /// `bytes_fetched_per_byte_used` ([`CellReport::fetched_per_used`]), `verify_reads`, `checksum`
     /// (a hex string: JSON numbers lose 64-bit precision in many readers), `verified`,
     /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `cache_capacity`,
-    /// `source_requests`, `hedges_fired`, `hedges_won` (with [`Remote`](crate::Remote)),
+    /// `source_requests`, `hedges_fired`, `hedges_won` (with `--hedge` or `--max-requests`),
     /// `limit_bytes_per_second`,
     /// `ratio_to_limit`, `ratio_to_buffered`, `holds_pattern`, `reference_reads`,
     /// `repetitions`, `seed`.
@@ -494,9 +494,9 @@ pub struct CellReport {
     /// readers.
     pub cache_capacity: Option<u64>,
     /// For the read-ahead and cached readers of a source read through a
-    /// [`Remote`](crate::Remote) (`--hedge`, `--max-requests`): the reads its hedged sources
+    /// a `Remote` (`--hedge`, `--max-requests`): the reads its hedged sources
     /// were asked, the hedges they sent and won. `None` otherwise.
-    pub remote: Option<RemoteCounts>,
+    pub(crate) remote: Option<RemoteCounts>,
 }
 
 impl CellReport {
