@@ -11,7 +11,7 @@ use async_buffered_input::fetch::{PositionalFetch, ReadAhead, StreamFetch};
 use async_buffered_input::source::DiskTier;
 use async_buffered_input::source::{BlockCache, Cached, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
-use tokio::io::{AsyncReadExt, AsyncSeekExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, BufReader};
 
 use crate::boxed::{BoxPositionalSource, BoxSource};
 use crate::counting::{CountingPositionalSource, CountingSource};
@@ -368,6 +368,22 @@ impl RequestReader for CachedReader {
     }
 }
 
+/// A request to a stream at `pos`: a seek where it does not continue the last (`pos` is where
+/// the last ended), then `read_exact`; `pos` then ends after it.
+async fn seek_and_read_exact<R: AsyncRead + AsyncSeek + Unpin>(
+    reader: &mut R,
+    pos: &mut u64,
+    offset: u64,
+    buf: &mut [u8],
+) -> io::Result<()> {
+    if *pos != offset {
+        reader.seek(SeekFrom::Start(offset)).await?;
+    }
+    reader.read_exact(buf).await?;
+    *pos = offset + buf.len() as u64;
+    Ok(())
+}
+
 /// tokio's `BufReader`: a seek where a request does not continue the last (which drops its
 /// buffer), then `read_exact`.
 pub(crate) struct TokioBufReader {
@@ -377,12 +393,7 @@ pub(crate) struct TokioBufReader {
 
 impl RequestReader for TokioBufReader {
     async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        if self.pos != offset {
-            self.reader.seek(SeekFrom::Start(offset)).await?;
-        }
-        self.reader.read_exact(buf).await?;
-        self.pos = offset + buf.len() as u64;
-        Ok(())
+        seek_and_read_exact(&mut self.reader, &mut self.pos, offset, buf).await
     }
 
     fn counts(&self) -> Counts {
@@ -399,12 +410,7 @@ pub(crate) struct Unbuffered {
 
 impl RequestReader for Unbuffered {
     async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        if self.pos != offset {
-            self.source.seek(SeekFrom::Start(offset)).await?;
-        }
-        self.source.read_exact(buf).await?;
-        self.pos = offset + buf.len() as u64;
-        Ok(())
+        seek_and_read_exact(&mut self.source, &mut self.pos, offset, buf).await
     }
 
     fn counts(&self) -> Counts {

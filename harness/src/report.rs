@@ -15,6 +15,29 @@ use crate::remote::RemoteCounts;
 use crate::timing::Latency;
 use crate::units::{seconds, significant};
 
+/// `seconds`, `bytes_per_second` and `mb_per_second` of a report with `bytes` and `elapsed`
+/// fields (`$verb`: what was done with the bytes, for the docs).
+macro_rules! rates {
+    ($report:ty, $verb:literal) => {
+        impl $report {
+            /// [`elapsed`](Self::elapsed) in seconds.
+            pub fn seconds(&self) -> f64 {
+                self.elapsed.as_secs_f64()
+            }
+
+            #[doc = concat!("Bytes ", $verb, " per second.")]
+            pub fn bytes_per_second(&self) -> f64 {
+                per_second(self.bytes, self.elapsed)
+            }
+
+            #[doc = concat!("Megabytes (10^6 bytes) ", $verb, " per second.")]
+            pub fn mb_per_second(&self) -> f64 {
+                self.bytes_per_second() / 1e6
+            }
+        }
+    };
+}
+
 /// Everything a run measured: one [`SourceReport`] per source, in the order they were timed.
 ///
 /// Its [`Display`](fmt::Display) is the table the `throughput` example prints: per source the
@@ -372,22 +395,9 @@ pub struct LimitReport {
     pub mismatch: Option<Mismatch>,
 }
 
+rates!(LimitReport, "read");
+
 impl LimitReport {
-    /// [`elapsed`](Self::elapsed) in seconds.
-    pub fn seconds(&self) -> f64 {
-        self.elapsed.as_secs_f64()
-    }
-
-    /// Bytes read per second.
-    pub fn bytes_per_second(&self) -> f64 {
-        per_second(self.bytes, self.elapsed)
-    }
-
-    /// Megabytes (10^6 bytes) read per second.
-    pub fn mb_per_second(&self) -> f64 {
-        self.bytes_per_second() / 1e6
-    }
-
     /// Reads per second.
     pub fn requests_per_second(&self) -> f64 {
         per_second(self.requests, self.elapsed)
@@ -493,28 +503,15 @@ pub struct CellReport {
     /// [cached reader](ReaderKind::Cached)'s tasks share (one per cell); `None` for the other
     /// readers.
     pub cache_capacity: Option<u64>,
-    /// For the read-ahead and cached readers of a source read through a
-    /// a `Remote` (`--hedge`, `--max-requests`): the reads its hedged sources
+    /// For the read-ahead and cached readers of a source read through a `Remote` (`--hedge`,
+    /// `--max-requests`): the reads its hedged sources
     /// were asked, the hedges they sent and won. `None` otherwise.
     pub(crate) remote: Option<RemoteCounts>,
 }
 
+rates!(CellReport, "read");
+
 impl CellReport {
-    /// [`elapsed`](Self::elapsed) in seconds.
-    pub fn seconds(&self) -> f64 {
-        self.elapsed.as_secs_f64()
-    }
-
-    /// Bytes read per second.
-    pub fn bytes_per_second(&self) -> f64 {
-        per_second(self.bytes, self.elapsed)
-    }
-
-    /// Megabytes (10^6 bytes) read per second.
-    pub fn mb_per_second(&self) -> f64 {
-        self.bytes_per_second() / 1e6
-    }
-
     /// Requests per second.
     pub fn requests_per_second(&self) -> f64 {
         per_second(self.requests, self.elapsed)
@@ -584,22 +581,7 @@ pub struct WriteReport {
     pub elapsed: Duration,
 }
 
-impl WriteReport {
-    /// [`elapsed`](Self::elapsed) in seconds.
-    pub fn seconds(&self) -> f64 {
-        self.elapsed.as_secs_f64()
-    }
-
-    /// Bytes written per second.
-    pub fn bytes_per_second(&self) -> f64 {
-        per_second(self.bytes, self.elapsed)
-    }
-
-    /// Megabytes (10^6 bytes) written per second.
-    pub fn mb_per_second(&self) -> f64 {
-        self.bytes_per_second() / 1e6
-    }
-}
+rates!(WriteReport, "written");
 
 impl fmt::Display for WriteReport {
     /// `Wrote a file of 1048576 bytes in 0.041 seconds for 25575024 bytes-per-second.`

@@ -21,7 +21,7 @@ use crate::timing::{Latency, Meter};
 use crate::truth::Truth;
 use crate::verify::{verify_cells, CellCheck, CellVerified, Fingerprint};
 use crate::workload::Requests;
-use crate::write::write_file;
+use crate::write::{check_writable, write_file};
 
 impl Plan {
     /// Runs the plan: for each source in turn, the write phase if any, the limit row, then
@@ -579,32 +579,4 @@ fn empty(source: &Source) -> io::Error {
         io::ErrorKind::InvalidInput,
         format!("{} is empty: nothing to time", source.label()),
     )
-}
-
-/// Whether a write phase can create `path`: not a directory, in a folder that exists.
-fn check_writable(path: &Path) -> io::Result<()> {
-    if path.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            format!(
-                "cannot write {}: it is a directory, not a file",
-                path.display()
-            ),
-        ));
-    }
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!(
-                "cannot write {}: the folder {} does not exist",
-                path.display(),
-                parent.display()
-            ),
-        ));
-    }
-    Ok(())
 }
