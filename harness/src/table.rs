@@ -16,7 +16,7 @@ use crate::workload::Pattern;
 pub(crate) const WIDTH: usize = 120;
 
 impl fmt::Display for Report {
-    /// The report as text, in at most [`WIDTH`] (120) columns: the table leaves out the columns
+    /// The report as text, in at most 120 columns (`WIDTH`): the table leaves out the columns
     /// that do not fit, and says which. The alternate form (`{:#}`, `--wide` on the command line)
     /// prints every column, however wide.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
