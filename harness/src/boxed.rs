@@ -1,16 +1,11 @@
 //! The boxed forms of a source that a run hands to its readers: a stream ([`BoxSource`], any
 //! [`ReadSeek`]) and a positional source ([`BoxPositionalSource`]).
 
-use std::fmt;
-use std::future::Future;
-use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use async_buffered_input::fetch::PositionalFetch;
-use async_buffered_input::source::PositionalSource;
+use async_buffered_input::source::{DynSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
-use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncSeek};
 
 /// A source the harness can time: readable, seekable, movable between tasks.
@@ -39,8 +34,7 @@ pub(crate) fn stream_of<S: PositionalSource>(source: Arc<S>) -> BoxSource {
 /// (`FileSource`, `SlowLink`, `ObjectStoreSource`, ...). Clones share the source, as the
 /// tasks of a cell do.
 ///
-/// [`PositionalSource`]'s methods return `impl Future`, so the trait cannot be a `dyn` object
-/// itself; this box forwards to it with one boxed future per request, which is nothing next to
+/// It is the library's [`DynSource`]: one boxed future per request, which is nothing next to
 /// the requests the read-ahead reader makes (whole chunks).
 ///
 /// # Examples
@@ -58,107 +52,4 @@ pub(crate) fn stream_of<S: PositionalSource>(source: Arc<S>) -> BoxSource {
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Clone)]
-pub struct BoxPositionalSource {
-    inner: Arc<dyn DynPositional>,
-    type_name: &'static str,
-}
-
-impl BoxPositionalSource {
-    /// Boxes `source`.
-    pub fn new<S: PositionalSource>(source: S) -> Self {
-        Self {
-            inner: Arc::new(source),
-            type_name: std::any::type_name::<S>(),
-        }
-    }
-
-    /// The name of the boxed source's type, for messages.
-    pub fn type_name(&self) -> &'static str {
-        self.type_name
-    }
-}
-
-/// [`PositionalSource`] with boxed futures, so that it can be a `dyn` object.
-trait DynPositional: Send + Sync + 'static {
-    fn dyn_read_at(
-        &self,
-        offset: u64,
-        len: usize,
-    ) -> Pin<Box<dyn Future<Output = io::Result<Bytes>> + Send + '_>>;
-    fn dyn_len(&self) -> Pin<Box<dyn Future<Output = io::Result<u64>> + Send + '_>>;
-    fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize;
-    fn dyn_resource(&self) -> Option<String>;
-    fn dyn_description(&self) -> String;
-    fn dyn_release_buffers(&self);
-}
-
-impl<S: PositionalSource> DynPositional for S {
-    fn dyn_read_at(
-        &self,
-        offset: u64,
-        len: usize,
-    ) -> Pin<Box<dyn Future<Output = io::Result<Bytes>> + Send + '_>> {
-        Box::pin(self.read_at(offset, len))
-    }
-
-    fn dyn_len(&self) -> Pin<Box<dyn Future<Output = io::Result<u64>> + Send + '_>> {
-        Box::pin(self.len())
-    }
-
-    fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        self.try_read_at(offset, buf)
-    }
-
-    fn dyn_resource(&self) -> Option<String> {
-        self.resource()
-    }
-
-    fn dyn_description(&self) -> String {
-        self.description()
-    }
-
-    fn dyn_release_buffers(&self) {
-        self.release_buffers();
-    }
-}
-
-impl PositionalSource for BoxPositionalSource {
-    /// The boxed source's `read_at`.
-    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
-        self.inner.dyn_read_at(offset, len)
-    }
-
-    /// The boxed source's `len`.
-    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
-        self.inner.dyn_len()
-    }
-
-    /// The boxed source's `try_read_at`.
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        self.inner.dyn_try_read_at(offset, buf)
-    }
-
-    /// The boxed source's `resource`.
-    fn resource(&self) -> Option<String> {
-        self.inner.dyn_resource()
-    }
-
-    /// The boxed source's `description`.
-    fn description(&self) -> String {
-        self.inner.dyn_description()
-    }
-
-    /// The boxed source's `release_buffers`.
-    fn release_buffers(&self) {
-        self.inner.dyn_release_buffers();
-    }
-}
-
-impl fmt::Debug for BoxPositionalSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BoxPositionalSource")
-            .field("type", &self.type_name)
-            .finish_non_exhaustive()
-    }
-}
+pub type BoxPositionalSource = DynSource;
