@@ -279,7 +279,7 @@ pub(crate) enum Row<'a> {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct SourceReport {
-    /// The source's short name in the table (see [`Plan::source_names`](crate::Plan::source_names)).
+    /// The source's short name in the table (see `Plan::source_names`).
     pub name: String,
     /// What it read ([`Source::label`](crate::Source::label)).
     pub label: String,

@@ -446,7 +446,7 @@ impl Source {
 
     /// Whether the source is an OpenDAL location (`ftp://`, `webdav://`, in builds with the
     /// cargo feature `opendal`), which the OpenDAL readers need.
-    pub fn is_opendal(&self) -> bool {
+    pub(crate) fn is_opendal(&self) -> bool {
         #[cfg(feature = "opendal")]
         return self.opendal.is_some();
         #[cfg(not(feature = "opendal"))]
@@ -520,7 +520,7 @@ impl Source {
     }
 
     /// Whether this is a URL source (HTTP, S3): `--hedge auto` hedges those.
-    pub fn is_remote_store(&self) -> bool {
+    pub(crate) fn is_remote_store(&self) -> bool {
         #[cfg(feature = "object-store")]
         if matches!(self.kind, Kind::ObjectStore(_)) {
             return true;
