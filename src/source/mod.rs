@@ -75,6 +75,8 @@ mod request_limiter;
 mod retrying;
 mod slow_link;
 pub(crate) mod source_error;
+#[cfg(feature = "object-store")]
+mod spare_buffers;
 
 #[cfg(feature = "disk-cache")]
 #[cfg_attr(docsrs, doc(cfg(feature = "disk-cache")))]

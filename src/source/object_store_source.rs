@@ -1,16 +1,18 @@
 use std::fmt;
-use std::future::{ready, Future};
+use std::future::{poll_fn, ready, Future};
 use std::io;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_core::stream::BoxStream;
 use object_store::path::Path;
 use object_store::{BackoffConfig, ClientOptions, GetOptions, ObjectStore, RetryConfig};
 
 use super::object_store_error;
 use super::source_error::SourceError;
+use super::spare_buffers::SpareBuffers;
 use super::PositionalSource;
 
 /// A [`PositionalSource`] over one object in an [`object_store`] store: S3 and S3-compatible
@@ -21,6 +23,16 @@ use super::PositionalSource;
 /// [`read_at`](PositionalSource::read_at) is one ranged `GET` (cut at that length, so it never
 /// asks past the end). Errors keep their kind where `object_store` gives one (`NotFound`) and
 /// name the URL and the byte range.
+///
+/// # Memory
+///
+/// A response that arrives in several frames is copied into one buffer (a single frame is
+/// handed out as it is). The source keeps up to four of those buffers (of responses of at
+/// least 128 KiB) to reuse once the bytes handed out of them are dropped, so that large
+/// read-ahead chunks do not take a fresh allocation each, whose every page faults on first
+/// touch. So after reading, a source holds at most four buffers of its largest responses;
+/// [`release_buffers`](PositionalSource::release_buffers) (called by
+/// [`AsyncBufferedInput::release`](crate::AsyncBufferedInput::release)) drops them.
 ///
 /// # Time to fail
 ///
@@ -55,6 +67,9 @@ pub struct ObjectStoreSource {
     // For messages: where the object is, as the user named it.
     url: String,
     length: u64,
+    // Buffers of multi-frame responses, reused once their bytes are dropped; shared with the
+    // requests in flight.
+    buffers: Arc<SpareBuffers>,
 }
 
 impl ObjectStoreSource {
@@ -170,6 +185,7 @@ impl ObjectStoreSource {
             location,
             url: url.into(),
             length,
+            buffers: Arc::default(),
         }
     }
 
@@ -239,6 +255,7 @@ impl PositionalSource for ObjectStoreSource {
         let store = Arc::clone(&self.store);
         let location = self.location.clone();
         let url = self.url.clone();
+        let buffers = Arc::clone(&self.buffers);
         async move {
             if range.is_empty() {
                 return Ok(Bytes::new());
@@ -251,12 +268,12 @@ impl PositionalSource for ObjectStoreSource {
                 )
             };
             let options = GetOptions::new().with_range(Some(range.clone()));
+            let expected = (range.end - range.start) as usize;
             let result = match store.get_opts(&location, options).await {
-                Ok(result) => result.bytes().await,
+                Ok(result) => collect(result.into_stream(), expected, &buffers).await,
                 Err(e) => Err(e),
             };
             let bytes = result.map_err(|e| object_store_error::wrap(context(), e))?;
-            let expected = (range.end - range.start) as usize;
             if bytes.len() != expected {
                 return Err(SourceError::wrap(
                     context(),
@@ -279,6 +296,40 @@ impl PositionalSource for ObjectStoreSource {
     fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
         ready(Ok(self.length))
     }
+
+    /// Drops the buffers kept for reuse (see [Memory](Self#memory)).
+    fn release_buffers(&self) {
+        self.buffers.clear();
+    }
+}
+
+/// A response body as one `Bytes`: its only frame as it is, or its frames copied into a buffer
+/// of `buffers` with room for `expected` bytes (what `GetResult::bytes` does, into a reused
+/// buffer instead of a fresh one).
+async fn collect(
+    mut body: BoxStream<'static, object_store::Result<Bytes>>,
+    expected: usize,
+    buffers: &SpareBuffers,
+) -> object_store::Result<Bytes> {
+    let first = next(&mut body).await.transpose()?.unwrap_or_default();
+    let Some(second) = next(&mut body).await.transpose()? else {
+        return Ok(first);
+    };
+    let mut buf = buffers.take(expected.max(first.len() + second.len()));
+    buf.extend_from_slice(&first);
+    buf.extend_from_slice(&second);
+    drop((first, second));
+    while let Some(frame) = next(&mut body).await.transpose()? {
+        buf.extend_from_slice(&frame);
+    }
+    Ok(buffers.keep(buf))
+}
+
+/// The body's next frame, if any.
+async fn next(
+    body: &mut BoxStream<'static, object_store::Result<Bytes>>,
+) -> Option<object_store::Result<Bytes>> {
+    poll_fn(|cx| body.as_mut().poll_next(cx)).await
 }
 
 impl fmt::Debug for ObjectStoreSource {
