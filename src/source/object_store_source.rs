@@ -27,12 +27,13 @@ use super::PositionalSource;
 /// # Memory
 ///
 /// A response that arrives in several frames is copied into one buffer (a single frame is
-/// handed out as it is). The source keeps up to four of those buffers (of responses of at
-/// least 128 KiB) to reuse once the bytes handed out of them are dropped, so that large
-/// read-ahead chunks do not take a fresh allocation each, whose every page faults on first
-/// touch. So after reading, a source holds at most four buffers of its largest responses;
-/// [`release_buffers`](PositionalSource::release_buffers) (called by
-/// [`AsyncBufferedInput::release`](crate::AsyncBufferedInput::release)) drops them.
+/// handed out as it is). Up to four of those buffers (of responses of at least 128 KiB) are
+/// kept **per process**, shared by every `ObjectStoreSource`, to reuse once the bytes handed
+/// out of them are dropped, so that large read-ahead chunks do not take a fresh allocation
+/// each, whose every page faults on first touch. So however many sources a process opens,
+/// the buffers kept idle are at most four of the largest responses (16 MiB with the default
+/// read-ahead's 4 MiB chunks); [`release_buffers`](PositionalSource::release_buffers)
+/// (called by [`AsyncBufferedInput::release`](crate::AsyncBufferedInput::release)) drops them.
 ///
 /// # Time to fail
 ///
@@ -67,9 +68,6 @@ pub struct ObjectStoreSource {
     // For messages: where the object is, as the user named it.
     url: String,
     length: u64,
-    // Buffers of multi-frame responses, reused once their bytes are dropped; shared with the
-    // requests in flight.
-    buffers: Arc<SpareBuffers>,
 }
 
 impl ObjectStoreSource {
@@ -185,7 +183,6 @@ impl ObjectStoreSource {
             location,
             url: url.into(),
             length,
-            buffers: Arc::default(),
         }
     }
 
@@ -255,7 +252,6 @@ impl PositionalSource for ObjectStoreSource {
         let store = Arc::clone(&self.store);
         let location = self.location.clone();
         let url = self.url.clone();
-        let buffers = Arc::clone(&self.buffers);
         async move {
             if range.is_empty() {
                 return Ok(Bytes::new());
@@ -270,7 +266,7 @@ impl PositionalSource for ObjectStoreSource {
             let options = GetOptions::new().with_range(Some(range.clone()));
             let expected = (range.end - range.start) as usize;
             let result = match store.get_opts(&location, options).await {
-                Ok(result) => collect(result.into_stream(), expected, &buffers).await,
+                Ok(result) => collect(result.into_stream(), expected, &SPARE_BUFFERS).await,
                 Err(e) => Err(e),
             };
             let bytes = result.map_err(|e| object_store_error::wrap(context(), e))?;
@@ -299,9 +295,13 @@ impl PositionalSource for ObjectStoreSource {
 
     /// Drops the buffers kept for reuse (see [Memory](Self#memory)).
     fn release_buffers(&self) {
-        self.buffers.clear();
+        SPARE_BUFFERS.clear();
     }
 }
+
+/// Buffers of multi-frame responses, reused once their bytes are dropped: one set per process,
+/// so that what they keep idle is bounded however many sources there are.
+static SPARE_BUFFERS: SpareBuffers = SpareBuffers::new();
 
 /// A response body as one `Bytes`: its only frame as it is, or its frames copied into a buffer
 /// of `buffers` with room for `expected` bytes (what `GetResult::bytes` does, into a reused

@@ -30,6 +30,13 @@ pub(crate) struct SpareBuffers {
 }
 
 impl SpareBuffers {
+    /// No buffers kept yet (`const`, for a `static`).
+    pub(crate) const fn new() -> Self {
+        Self {
+            spare: Mutex::new(Vec::new()),
+        }
+    }
+
     /// The most buffers kept: as many as a default read-ahead has chunks in flight.
     pub(crate) const MAX_SPARE: usize = 4;
     /// The smallest buffer kept: smaller allocations come from the allocator's reused memory.
