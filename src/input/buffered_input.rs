@@ -333,23 +333,6 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         self
     }
 
-    /// A corruption error for a format read from this input: at `position` of this input's
-    /// resource, `expected` was required and `found` is there. An `InvalidData`
-    /// [`io::Error`] carrying a [`CorruptError`](crate::CorruptError).
-    pub fn corrupt_at(
-        &self,
-        position: u64,
-        expected: impl Into<String>,
-        found: impl Into<String>,
-    ) -> io::Error {
-        crate::CorruptError::new(Some(self.resource.to_string()), position, expected, found).into()
-    }
-
-    /// [`corrupt_at`](Self::corrupt_at) the position.
-    pub fn corrupt(&self, expected: impl Into<String>, found: impl Into<String>) -> io::Error {
-        self.corrupt_at(self.cursor.pos(), expected, found)
-    }
-
     /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks, received
     /// or in flight, and their [budget](crate::fetch::MemoryBudget)), keeping the position and
     /// the checksum: the next read allocates and fetches again. For inputs kept open but idle

@@ -6,6 +6,7 @@
 //! - `decode`: Lucene's fixed-width integers, varints and strings;
 //! - `checksummed`: checksummed reading (`start_checksum`, `checksum`);
 //! - `chunks`: passes over a range in large steps (whole-file verification);
+//! - `corrupt`: corruption errors for formats read from the input (`corrupt_at`, `corrupt`);
 //! - `window_view`: [`WindowView`], synchronous decoding over the window;
 //! - `tokio_io`: tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`;
 //! - `stats_group`: counting an input's work with its clones' and slices' in a
@@ -29,6 +30,7 @@ mod buffered_input;
 mod checksum;
 mod checksummed;
 mod chunks;
+mod corrupt;
 mod cursor;
 mod decode;
 mod fetcher;
