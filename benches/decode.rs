@@ -30,6 +30,7 @@ use std::hint::black_box;
 use std::io::Cursor;
 use std::time::Duration;
 
+use abi_testkit::XorShift64;
 use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::{AsyncBufferedInput, WindowView};
 use bytes::Buf;
@@ -45,14 +46,11 @@ const INTS: usize = 1 << 20;
 const STRINGS: usize = 1 << 17;
 const BULK: usize = 1024;
 
-struct Rng(u64);
+struct Rng(XorShift64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.0.next_u64()
     }
 
     /// A value of `bits` random bits, with the top one set (so its varint has a known length).
@@ -75,7 +73,7 @@ fn write_varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// Varint lengths weighted towards short: half 1-byte, a quarter 2-byte, then fewer longer.
 fn encoded_varints(count: usize, max_bytes: u32, seed: u64) -> Vec<u8> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng(XorShift64::new(seed));
     let mut out = Vec::new();
     for _ in 0..count {
         let r = rng.next() % 100;
@@ -94,14 +92,14 @@ fn encoded_varints(count: usize, max_bytes: u32, seed: u64) -> Vec<u8> {
 }
 
 fn encoded_ints(count: usize, seed: u64) -> Vec<u8> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng(XorShift64::new(seed));
     (0..count)
         .flat_map(|_| (rng.next() as u32).to_be_bytes())
         .collect()
 }
 
 fn encoded_strings(count: usize, seed: u64) -> Vec<u8> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng(XorShift64::new(seed));
     let alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-_éü";
     let chars: Vec<char> = alphabet.chars().collect();
     let mut out = Vec::new();

@@ -16,6 +16,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::XorShift64;
 use async_buffered_input::directory::Directory;
 use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::object_store::memory::InMemory;
@@ -29,15 +30,8 @@ const FILE_LEN: usize = 4 << 20;
 const RANDOM_READS: usize = 1000;
 
 fn data() -> Vec<u8> {
-    let mut state = 0x1234_5678_9abc_def0u64;
-    (0..FILE_LEN)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect()
+    let mut state = XorShift64::new(0x1234_5678_9abc_def0);
+    (0..FILE_LEN).map(|_| state.next_u64() as u8).collect()
 }
 
 /// Offsets of `RANDOM_READS` 100-byte reads, each far from the one before.

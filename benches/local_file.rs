@@ -14,6 +14,7 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::XorShift64;
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::FileSource;
 use async_buffered_input::AsyncBufferedInput;
@@ -45,15 +46,12 @@ fn extra_read_ahead() -> Vec<(usize, usize)> {
 
 fn make_file(len: usize) -> tempfile::NamedTempFile {
     let mut file = tempfile::NamedTempFile::new().expect("temp file");
-    let mut state = 0x1234_5678_9abc_def0u64;
+    let mut state = XorShift64::new(0x1234_5678_9abc_def0);
     let mut chunk = vec![0u8; 1 << 20];
     let mut left = len;
     while left > 0 {
         for b in chunk.iter_mut() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            *b = state as u8;
+            *b = state.next_u64() as u8;
         }
         let n = left.min(chunk.len());
         file.write_all(&chunk[..n]).expect("write");

@@ -29,6 +29,7 @@ use std::hint::black_box;
 use std::io::{BufRead, Cursor, Read, Seek, SeekFrom};
 use std::time::Duration;
 
+use abi_testkit::XorShift64;
 use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
 use clock::Clock;
@@ -47,14 +48,9 @@ fn data() -> Vec<u8> {
 
 /// Seeded xorshift64: reproducible offsets without a dependency.
 fn offsets(seed: u64) -> Vec<u64> {
-    let mut x = seed;
+    let mut x = XorShift64::new(seed);
     (0..SEEKS)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % (WINDOW - READ) as u64
-        })
+        .map(|_| x.next_u64() % (WINDOW - READ) as u64)
         .collect()
 }
 
@@ -182,13 +178,8 @@ fn seek_heavy(c: &mut Criterion<Clock>) {
 
 /// The clustered targets: every region in a random order, 64 random targets in each.
 fn clustered_offsets(seed: u64) -> Vec<u64> {
-    let mut x = seed;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut x = XorShift64::new(seed);
+    let mut next = move || x.next_u64();
     let regions = DATA_LEN / WINDOW;
     let mut order: Vec<u64> = (0..regions as u64).collect();
     for i in (1..order.len()).rev() {

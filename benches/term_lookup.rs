@@ -32,6 +32,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use abi_testkit::splitmix64;
 use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::{BlockCache, Cached, MemorySource, PositionalSource, SlowLink};
 use async_buffered_input::AsyncBufferedInput;
@@ -165,13 +166,6 @@ struct Lookup {
     file: usize,
     offset: u64,
     len: usize,
-}
-
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Ranks `0..n` drawn with probability proportional to `1 / (rank + 1)^s`, by inverting the

@@ -224,14 +224,7 @@ pub async fn check_footer<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Re
     validate_footer(input).await?;
     let actual = input.checksum().await?;
     let expected = read_crc(input).await?;
-    if expected != actual {
-        return Err(input.corrupt_at(
-            input.position() - 8,
-            format!("checksum {expected:#010x}, as the footer says"),
-            format!("checksum {actual:#010x} (hardware problem?)"),
-        ));
-    }
-    Ok(actual)
+    check_crc(input, input.position() - 8, expected, actual)
 }
 
 /// Reads the CRC32 a file's footer holds (`CodecUtil.retrieveChecksum`), checking the footer's
@@ -247,13 +240,7 @@ pub async fn check_footer<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Re
 /// Not cancel safe: the position may be anywhere in the footer.
 pub async fn retrieve_checksum<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
     let length = input.length().await?;
-    if length < FOOTER_LENGTH {
-        return Err(input.corrupt_at(
-            0,
-            format!("at least a footer ({FOOTER_LENGTH} bytes)"),
-            format!("a file of {length} bytes (truncated?)"),
-        ));
-    }
+    check_room_for_footer(input, length)?;
     input.seek_to(length - FOOTER_LENGTH);
     validate_footer(input).await?;
     read_crc(input).await
@@ -298,13 +285,7 @@ pub async fn retrieve_checksum<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> i
 /// ```
 pub async fn checksum_entire_file<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
     let length = input.length().await?;
-    if length < FOOTER_LENGTH {
-        return Err(input.corrupt_at(
-            0,
-            format!("at least a footer ({FOOTER_LENGTH} bytes)"),
-            format!("a file of {length} bytes (truncated?)"),
-        ));
-    }
+    check_room_for_footer(input, length)?;
     let footer_at = length - FOOTER_LENGTH;
     let crc_at = length - 8;
     let mut hasher = crc32fast::Hasher::new();
@@ -346,31 +327,9 @@ pub fn check_footer_bytes<F: Fetch>(
     let [magic, algorithm] = [0, 4]
         .map(|i| u32::from_be_bytes(footer[i..i + 4].try_into().expect("4 bytes of the footer")));
     let value = u64::from_be_bytes(footer[8..].try_into().expect("8 bytes of the footer"));
-    if magic != FOOTER_MAGIC {
-        return Err(input.corrupt_at(
-            footer_at,
-            format!("the footer magic {FOOTER_MAGIC:#010x}"),
-            format!("{magic:#010x}"),
-        ));
-    }
-    if algorithm != 0 {
-        return Err(input.corrupt_at(
-            footer_at + 4,
-            "checksum algorithm 0 (CRC32)",
-            format!("algorithm {algorithm}"),
-        ));
-    }
-    let Ok(stored) = u32::try_from(value) else {
-        return Err(input.corrupt_at(footer_at + 8, "a CRC32 (32 bits)", format!("{value:#018x}")));
-    };
-    if stored != actual {
-        return Err(input.corrupt_at(
-            footer_at + 8,
-            format!("checksum {stored:#010x}, as the footer says"),
-            format!("checksum {actual:#010x} (hardware problem?)"),
-        ));
-    }
-    Ok(actual)
+    check_footer_head(input, footer_at, magic, algorithm)?;
+    let stored = crc_of_long(input, footer_at + 8, value)?;
+    check_crc(input, footer_at + 8, stored, actual)
 }
 
 /// Reads a set of strings as Lucene's `DataOutput.writeSetOfStrings` writes it: a vint count,
@@ -456,6 +415,36 @@ async fn validate_footer<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Res
         ));
     }
     let magic = input.read_u32().await?;
+    let algorithm = input.read_u32().await?;
+    check_footer_head(input, at, magic, algorithm)
+}
+
+/// The CRC32 stored as a long (`CodecUtil.readCRC`): its upper 32 bits must be 0.
+async fn read_crc<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
+    let at = input.position();
+    let value = input.read_u64().await?;
+    crc_of_long(input, at, value)
+}
+
+/// A file of `length` bytes must hold at least a footer.
+fn check_room_for_footer<F: Fetch>(input: &AsyncBufferedInput<F>, length: u64) -> io::Result<()> {
+    if length < FOOTER_LENGTH {
+        return Err(input.corrupt_at(
+            0,
+            format!("at least a footer ({FOOTER_LENGTH} bytes)"),
+            format!("a file of {length} bytes (truncated?)"),
+        ));
+    }
+    Ok(())
+}
+
+/// The footer's first two fields, read at `at`: [`FOOTER_MAGIC`], then algorithm 0 (CRC32).
+fn check_footer_head<F: Fetch>(
+    input: &AsyncBufferedInput<F>,
+    at: u64,
+    magic: u32,
+    algorithm: u32,
+) -> io::Result<()> {
     if magic != FOOTER_MAGIC {
         return Err(input.corrupt_at(
             at,
@@ -463,7 +452,6 @@ async fn validate_footer<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Res
             format!("{magic:#010x}"),
         ));
     }
-    let algorithm = input.read_u32().await?;
     if algorithm != 0 {
         return Err(input.corrupt_at(
             at + 4,
@@ -474,12 +462,28 @@ async fn validate_footer<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Res
     Ok(())
 }
 
-/// The CRC32 stored as a long (`CodecUtil.readCRC`): its upper 32 bits must be 0.
-async fn read_crc<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Result<u32> {
-    let at = input.position();
-    let value = input.read_u64().await?;
+/// The CRC32 in a long read at `at`: its upper 32 bits must be 0.
+fn crc_of_long<F: Fetch>(input: &AsyncBufferedInput<F>, at: u64, value: u64) -> io::Result<u32> {
     u32::try_from(value)
         .map_err(|_| input.corrupt_at(at, "a CRC32 (32 bits)", format!("{value:#018x}")))
+}
+
+/// The CRC the footer stores (read at `at`) must be the `actual` CRC of the bytes before it;
+/// returns it.
+fn check_crc<F: Fetch>(
+    input: &AsyncBufferedInput<F>,
+    at: u64,
+    stored: u32,
+    actual: u32,
+) -> io::Result<u32> {
+    if stored != actual {
+        return Err(input.corrupt_at(
+            at,
+            format!("checksum {stored:#010x}, as the footer says"),
+            format!("checksum {actual:#010x} (hardware problem?)"),
+        ));
+    }
+    Ok(actual)
 }
 
 fn hex(bytes: &[u8]) -> String {

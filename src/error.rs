@@ -147,21 +147,34 @@ impl fmt::Display for InputError {
 /// line; `{:#?}` shows every field, the cause's own `Debug` included.
 impl fmt::Debug for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if f.alternate() {
-            f.debug_struct("InputError")
+        debug_as_message(f, "InputError", self, |fields| {
+            fields
                 .field("resource", &self.resource)
                 .field("op", &self.op)
                 .field("position", &self.position)
                 .field("amount", &self.amount)
                 .field("available", &self.available)
                 .field("detail", &self.detail)
-                .field("cause", &self.source)
-                .finish()
-        } else {
-            f.debug_tuple("InputError")
-                .field(&self.to_string())
-                .finish()
-        }
+                .field("cause", &self.source);
+        })
+    }
+}
+
+/// `Debug` for an error whose message says it all: `name("message")`, in quotes, so that `?`
+/// from `main` prints one readable line; with `{:#?}`, a struct `name` with the fields that
+/// `fields` adds.
+pub(crate) fn debug_as_message(
+    f: &mut fmt::Formatter<'_>,
+    name: &str,
+    message: &dyn fmt::Display,
+    fields: impl FnOnce(&mut fmt::DebugStruct<'_, '_>),
+) -> fmt::Result {
+    if f.alternate() {
+        let mut debug = f.debug_struct(name);
+        fields(&mut debug);
+        debug.finish()
+    } else {
+        f.debug_tuple(name).field(&message.to_string()).finish()
     }
 }
 

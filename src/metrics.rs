@@ -73,7 +73,6 @@ pub const DISK_TIER_EVICTIONS: &str = "async_buffered_input_disk_tier_evictions_
 pub const DISK_TIER_CORRUPT_BLOCKS: &str = "async_buffered_input_disk_tier_corrupt_blocks_total";
 
 /// A block cache tier, the `tier` label of [`CACHE_HITS`] and [`CACHE_MISSES`].
-#[allow(dead_code)] // The cache tiers record through it as they are wired.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tier {
     /// The memory block cache.
@@ -82,8 +81,8 @@ pub(crate) enum Tier {
     Disk,
 }
 
-#[allow(dead_code)]
 impl Tier {
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     fn label(self) -> &'static str {
         match self {
             Tier::Memory => "memory",
@@ -149,35 +148,30 @@ pub(crate) fn limiter_in_flight(now: usize) {
 }
 
 /// `blocks` blocks served from `tier`.
-#[allow(dead_code)] // For the cache tiers.
 pub(crate) fn cache_hits(tier: Tier, blocks: u64) {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(CACHE_HITS, "tier" => tier.label()).increment(blocks);
 }
 
 /// `blocks` blocks `tier` did not hold.
-#[allow(dead_code)] // For the cache tiers.
 pub(crate) fn cache_misses(tier: Tier, blocks: u64) {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(CACHE_MISSES, "tier" => tier.label()).increment(blocks);
 }
 
 /// The disk tier holds `bytes` bytes.
-#[allow(dead_code)] // For the disk tier.
 pub(crate) fn disk_tier_bytes(bytes: u64) {
     #[cfg(feature = "metrics")]
     ::metrics::gauge!(DISK_TIER_BYTES).set(bytes as f64);
 }
 
 /// `blocks` blocks evicted from the disk tier.
-#[allow(dead_code)] // For the disk tier.
 pub(crate) fn disk_tier_evictions(blocks: u64) {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(DISK_TIER_EVICTIONS).increment(blocks);
 }
 
 /// A block read from the disk tier whose checksum did not match.
-#[allow(dead_code)] // For the disk tier.
 pub(crate) fn disk_tier_corrupt_block() {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(DISK_TIER_CORRUPT_BLOCKS).increment(1);

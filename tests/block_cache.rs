@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use abi_testkit::*;
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{
     BlockCache, BlockCacheStats, Cached, MemorySource, PositionalSource, SlowLink,
 };
 use async_buffered_input::AsyncBufferedInput;
 use bytes::Bytes;
-use common::*;
 use tokio::sync::watch;
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ mod common;
 use std::io::SeekFrom;
 use std::sync::atomic::Ordering;
 
+use abi_testkit::*;
 use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
 use common::*;
@@ -23,17 +24,6 @@ type Input = AsyncBufferedInput<StreamFetch<Gated>>;
 fn gated(data: &[u8], cap: usize, max_read: usize) -> (Input, std::sync::Arc<GateCtl>) {
     let (src, ctl) = Gated::new(data.to_vec(), max_read);
     (AsyncBufferedInput::with_capacity(cap, src), ctl)
-}
-
-async fn read_ok(input: &mut Input, data: &[u8], n: usize, ctx: &str) {
-    let p = input.position() as usize;
-    let mut buf = vec![0u8; n];
-    input
-        .read_bytes(&mut buf)
-        .await
-        .unwrap_or_else(|e| panic!("{ctx}: read_bytes({n}) at {p}: {e:?}"));
-    assert_bytes(&buf, &data[p..p + n], p as u64, ctx);
-    check_window(input, data, (p + n) as u64, ctx);
 }
 
 /// Polls `read_bytes(n)` until it is stuck on the source, then drops it.

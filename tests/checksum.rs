@@ -5,20 +5,16 @@
 //! the position, on streams and positional sources with and without read-ahead, at every
 //! window size.
 
-#[macro_use]
-mod common;
-
-use std::future::Future;
 use std::io::{Cursor, ErrorKind, SeekFrom};
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
+use abi_testkit::poll_once_then_drop as poll_once;
+use abi_testkit::*;
 use async_buffered_input::codec;
 use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead};
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::{AsyncBufferedInput, CorruptError};
 use bytes::Buf;
-use common::*;
 use proptest::prelude::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 
@@ -49,19 +45,6 @@ fn op() -> impl Strategy<Value = Op> {
         Just(Op::Check),
         Just(Op::Check),
     ]
-}
-
-/// Polls `future` once with a waker that does nothing, and drops it; its output if it
-/// completed.
-fn poll_once<F: Future>(future: F) -> Option<F::Output> {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => Some(output),
-        Poll::Pending => None,
-    }
 }
 
 /// Runs `ops` on `input` (over `data`, checksumming from `start`), checking the checksum after

@@ -13,6 +13,7 @@ mod common;
 use std::io::{Cursor, ErrorKind};
 use std::time::Duration;
 
+use abi_testkit::*;
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{FileSource, MemorySource, SlowLink};
 use async_buffered_input::AsyncBufferedInput;

@@ -1,12 +1,10 @@
 //! Typed decoding: round trips at every 7-bit boundary across window sizes, and malformed input.
 
-mod common;
-
 use std::io::{Cursor, ErrorKind};
 
+use abi_testkit::{Hostile, HostileConfig};
 use async_buffered_input::fetch::{Fetch, StreamFetch};
 use async_buffered_input::{AsyncBufferedInput, InputError};
-use common::{Hostile, HostileConfig};
 
 type CursorInput = AsyncBufferedInput<StreamFetch<Cursor<Vec<u8>>>>;
 

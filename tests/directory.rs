@@ -2,16 +2,14 @@
 //! (from the listing, no second request), opening by name, errors that name the file and the
 //! folder, and the settings its inputs share.
 
-mod common;
-
 use std::io::ErrorKind;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use abi_testkit::pattern_vec;
 use async_buffered_input::directory::Directory;
 use async_buffered_input::fetch::{MemoryBudget, ReadAhead};
 use async_buffered_input::source::DynSource;
-use common::pattern_vec;
 
 /// A folder with three files of different lengths and a sub-folder.
 fn folder() -> tempfile::TempDir {

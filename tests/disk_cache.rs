@@ -5,19 +5,16 @@
 //! single-flight holds across both tiers.
 #![cfg(feature = "disk-cache")]
 
-#[macro_use]
-mod common;
-
 use std::io::{BufRead, BufReader, ErrorKind};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::*;
 use async_buffered_input::source::{
     BlockCache, BlockCacheStats, Cached, DiskTier, MemorySource, PositionalSource, SlowLink,
 };
-use common::*;
 
 /// The name the test sources' blocks are kept under.
 const NAME: &str = "test://segment_1.cfs";

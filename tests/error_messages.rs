@@ -2,27 +2,16 @@
 //! cause's own text, a reporter that walks `source()` prints that cause once, and the kind is
 //! the one the OS or the HTTP client saw. The HTTP cases start their own server on 127.0.0.1.
 
-use std::error::Error as StdError;
 use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use abi_testkit::causes as chain;
 use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::{
     FileSource, MemorySource, PositionalSource, RetryPolicy, Retrying, SourceError,
 };
 use async_buffered_input::{AsyncBufferedInput, InputError};
 use bytes::Bytes;
-
-/// Every message in the chain, as a reporter (`anyhow`'s `{:#}`) walks it.
-fn chain(e: &io::Error) -> Vec<String> {
-    let mut out = vec![e.to_string()];
-    let mut next = StdError::source(e);
-    while let Some(cause) = next {
-        out.push(cause.to_string());
-        next = cause.source();
-    }
-    out
-}
 
 /// The OS's text for a missing file ("No such file or directory (os error 2)" on Linux).
 fn no_such_file() -> String {

@@ -3,8 +3,6 @@
 //! stalled request hits its deadline and `Retrying` recovers, and dropped reads leave nothing
 //! behind.
 
-mod common;
-
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -31,7 +29,7 @@ struct Scripted {
 impl Scripted {
     fn new(latency: impl Fn(usize) -> Option<Duration> + Send + Sync + 'static) -> Self {
         Self {
-            data: MemorySource::new(common::pattern_vec(1 << 16)),
+            data: MemorySource::new(abi_testkit::pattern_vec(1 << 16)),
             latency: Box::new(latency),
             sent: AtomicUsize::new(0),
             alive: AtomicUsize::new(0),
@@ -79,7 +77,7 @@ fn ms(n: u64) -> Duration {
 }
 
 fn expected(offset: usize, len: usize) -> Vec<u8> {
-    common::pattern_vec(1 << 16)[offset..offset + len].to_vec()
+    abi_testkit::pattern_vec(1 << 16)[offset..offset + len].to_vec()
 }
 
 #[tokio::test(start_paused = true)]

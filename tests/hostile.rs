@@ -7,7 +7,7 @@ mod common;
 use std::io::{ErrorKind, SeekFrom};
 use std::sync::atomic::Ordering;
 
-use async_buffered_input::fetch::Fetch;
+use abi_testkit::*;
 use async_buffered_input::AsyncBufferedInput;
 use common::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
@@ -16,17 +16,6 @@ fn hostile(data: &[u8], cfg: HostileConfig) -> (Hostile, std::sync::Arc<HostileL
     let h = Hostile::new(data.to_vec(), cfg);
     let log = h.log();
     (h, log)
-}
-
-async fn read_ok<F: Fetch>(input: &mut AsyncBufferedInput<F>, data: &[u8], n: usize, ctx: &str) {
-    let p = input.position() as usize;
-    let mut buf = vec![0u8; n];
-    input
-        .read_bytes(&mut buf)
-        .await
-        .unwrap_or_else(|e| panic!("{ctx}: read_bytes({n}) at {p}: {e:?}"));
-    assert_bytes(&buf, &data[p..p + n], p as u64, ctx);
-    check_window(input, data, (p + n) as u64, ctx);
 }
 
 #[tokio::test]

@@ -1,14 +1,12 @@
 //! The shape of the I/O the input performs on its source, observed through `Counting` over a
 //! `std::io::Cursor` (which never short-reads) with the default 8 KiB window.
 
-mod common;
-
 use std::io::{Cursor, SeekFrom};
 use std::sync::Arc;
 
+use abi_testkit::*;
 use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
-use common::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 
 const KIB: usize = 1024;

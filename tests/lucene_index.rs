@@ -19,69 +19,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use abi_testkit::ExampleBuild;
+
 fn example() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        // This test runs from <target>/<profile>/deps/.
-        let exe = std::env::current_exe().expect("the test's own path");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("<target>/<profile>");
-        let target_dir = profile_dir.parent().expect("<target>");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = Command::new(cargo);
-        build
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "async-buffered-input",
-                "--example",
-                "lucene_index",
-                "--target-dir",
-            ])
-            .arg(target_dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        // `cargo test` hands this test the package's variables (CARGO_MANIFEST_DIR, CARGO_PKG_*,
-        // ...). A dependency's build script that watches them (ring's does) would see them
-        // change and run again, rebuilding everything above it here, and again in the next
-        // `cargo test` (CI rebuilt the TLS stack and every test binary twice for it).
-        for (key, _) in std::env::vars_os() {
-            let name = key.to_string_lossy();
-            if name.starts_with("CARGO_PKG_")
-                || matches!(
-                    &*name,
-                    "CARGO_MANIFEST_DIR"
-                        | "CARGO_MANIFEST_PATH"
-                        | "CARGO_MANIFEST_LINKS"
-                        | "CARGO_CRATE_NAME"
-                        | "CARGO_PRIMARY_PACKAGE"
-                        | "CARGO_TARGET_TMPDIR"
-                        | "OUT_DIR"
-                )
-            {
-                build.env_remove(&key);
-            }
-        }
-        if profile_dir
-            .file_name()
-            .is_some_and(|name| name == "release")
-        {
-            build.arg("--release");
-        }
-        if cfg!(feature = "object-store") {
-            build.args(["--features", "object-store"]);
-        }
-        assert!(
-            build.status().expect("cargo runs").success(),
-            "building the example failed"
-        );
-        let bin = profile_dir
-            .join("examples")
-            .join(format!("lucene_index{}", std::env::consts::EXE_SUFFIX));
-        assert!(bin.is_file(), "{} was not built", bin.display());
-        bin
+        ExampleBuild::new(env!("CARGO_MANIFEST_DIR"), "lucene_index")
+            .package("async-buffered-input")
+            .features(cfg!(feature = "object-store").then_some("object-store"))
+            .build()
     })
 }
 

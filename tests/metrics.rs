@@ -132,3 +132,116 @@ fn retries_are_counted() {
         .map(|(.., value)| value);
     assert_eq!(retries, Some(DebugValue::Counter(1)));
 }
+
+/// Counters and gauges from `snapshotter`, by name and `tier` label (`""` without one).
+fn values(
+    snapshotter: &metrics_util::debugging::Snapshotter,
+) -> std::collections::HashMap<(String, String), f64> {
+    let mut out = std::collections::HashMap::new();
+    for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+        let tier = key
+            .key()
+            .labels()
+            .find(|l| l.key() == "tier")
+            .map(|l| l.value().to_owned())
+            .unwrap_or_default();
+        let value = match value {
+            DebugValue::Counter(n) => n as f64,
+            DebugValue::Gauge(g) => g.into_inner(),
+            DebugValue::Histogram(_) => continue,
+        };
+        out.insert((key.key().name().to_owned(), tier), value);
+    }
+    out
+}
+
+/// Reads blocks `blocks` of `data` through `cache`, checking every byte.
+#[cfg(feature = "disk-cache")]
+async fn read_blocks(
+    data: &[u8],
+    bs: usize,
+    cache: &async_buffered_input::source::BlockCache,
+    blocks: std::ops::Range<usize>,
+) {
+    let source = async_buffered_input::source::Cached::with_key(
+        MemorySource::new(data.to_vec()),
+        cache.clone(),
+        "b",
+    );
+    for b in blocks {
+        let got = source.read_at((b * bs) as u64, bs).await.unwrap();
+        assert_eq!(&got[..], &data[b * bs..(b + 1) * bs], "block {b}");
+    }
+}
+
+#[cfg(feature = "disk-cache")]
+#[test]
+fn cache_tiers_are_counted() {
+    use async_buffered_input::source::{BlockCache, DiskTier};
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let dir = tempfile::tempdir().unwrap();
+    let bs = 4096;
+    let data: Vec<u8> = (0..8 * bs).map(|i| (i % 251) as u8).collect();
+    let (stats, disk_bytes) = metrics::with_local_recorder(&recorder, || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            // Room on disk for 4 of the 8 blocks, in memory for all of them.
+            let slot = (bs + DiskTier::SLOT_OVERHEAD) as u64;
+            let disk = DiskTier::open(dir.path(), 4 * slot, bs).unwrap();
+            // 8 misses in memory and on disk, 8 writes, 4 of them evicting an earlier block;
+            // then 8 hits in memory.
+            let first = BlockCache::with_disk_tier(8 * bs as u64, disk.clone());
+            read_blocks(&data, bs, &first, 0..8).await;
+            read_blocks(&data, bs, &first, 0..8).await;
+            // A fresh memory tier: blocks 4..8 come from disk.
+            let second = BlockCache::with_disk_tier(8 * bs as u64, disk.clone());
+            read_blocks(&data, bs, &second, 4..8).await;
+            // The region files cut to nothing: the next fresh tier finds 4 corrupt blocks.
+            for entry in std::fs::read_dir(dir.path()).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "bin") {
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(&path)
+                        .unwrap()
+                        .set_len(0)
+                        .unwrap();
+                }
+            }
+            let third = BlockCache::with_disk_tier(8 * bs as u64, disk.clone());
+            read_blocks(&data, bs, &third, 4..8).await;
+            let disk_bytes = third.stats().disk_bytes;
+            let stats = first.stats() + second.stats() + third.stats();
+            (stats, disk_bytes)
+        })
+    });
+    let values = values(&snapshotter);
+    let value = |name: &str, tier: &str| {
+        values
+            .get(&(name.to_owned(), tier.to_owned()))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    assert_eq!(value(names::CACHE_HITS, "memory"), 8.0, "{values:?}");
+    assert_eq!(value(names::CACHE_MISSES, "memory"), 16.0, "{values:?}");
+    assert_eq!(value(names::CACHE_HITS, "disk"), 4.0, "{values:?}");
+    assert_eq!(value(names::CACHE_MISSES, "disk"), 12.0, "{values:?}");
+    assert_eq!(
+        value(names::DISK_TIER_CORRUPT_BLOCKS, ""),
+        4.0,
+        "{values:?}"
+    );
+    // The metrics agree with the caches' own counters (the disk tier's are shared by all three,
+    // so its numbers came three times into the sum).
+    assert_eq!(value(names::CACHE_HITS, "memory"), stats.hits as f64);
+    assert_eq!(
+        value(names::DISK_TIER_EVICTIONS, ""),
+        stats.disk_evictions as f64 / 3.0
+    );
+    assert!(stats.disk_evictions > 0, "{stats}");
+    assert_eq!(value(names::DISK_TIER_BYTES, ""), disk_bytes as f64);
+}

@@ -20,12 +20,11 @@
 
 mod common;
 
-use std::future::Future;
 use std::io::{self, Cursor, ErrorKind, SeekFrom};
-use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll, Waker};
 
+use abi_testkit::poll_once_then_drop as poll_once;
+use abi_testkit::*;
 use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
@@ -247,19 +246,6 @@ impl<S: PositionalSource> Family for PositionalFetch<S> {
             None => Ok(input.clone()),
             Some((offset, len)) => input.slice(offset, len).await,
         })
-    }
-}
-
-/// Polls `future` once with a waker that does nothing, and drops it; its output if it
-/// completed.
-fn poll_once<F: Future>(future: F) -> Option<F::Output> {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => Some(output),
-        Poll::Pending => None,
     }
 }
 

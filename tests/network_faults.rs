@@ -36,6 +36,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use abi_testkit::chain;
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::ObjectStoreSource;
 use async_buffered_input::AsyncBufferedInput;
@@ -238,18 +239,6 @@ impl Server {
 // ---------------------------------------------------------------------------------------------
 // The run
 // ---------------------------------------------------------------------------------------------
-
-/// The error and its causes, as a reporter prints them.
-fn chain(e: &io::Error) -> String {
-    let mut out = e.to_string();
-    let mut next = std::error::Error::source(e);
-    while let Some(cause) = next {
-        out.push_str(": ");
-        out.push_str(&cause.to_string());
-        next = cause.source();
-    }
-    out
-}
 
 /// `read_bytes_owned(len)`, timed, failing the test if it hangs.
 async fn timed_read(input: &mut Input, len: usize, what: &str) -> (io::Result<Bytes>, Duration) {

@@ -2,14 +2,12 @@
 //! the caller's buffer, in read-ahead chunks), so that its retry fetches only what is missing,
 //! and a read retried after each failure completes within a bounded number of attempts.
 
-mod common;
-
 use std::io::ErrorKind;
 use std::sync::Arc;
 
+use abi_testkit::*;
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::AsyncBufferedInput;
-use common::*;
 
 /// The windows the case runs through: every size from 1 to 160 bytes, and the powers
 /// of two up to 64 KiB.

@@ -1,17 +1,15 @@
 //! Several ranges in one call (`read_ranges`): the right bytes in the order asked, near ranges
 //! coalesced into one request, the requests run at once, and clear errors.
 
-mod common;
-
 use std::io::ErrorKind;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::*;
 use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::{MemorySource, SlowLink};
 use async_buffered_input::{AsyncBufferedInput, InputError};
-use common::*;
 
 #[tokio::test]
 async fn ranges_come_back_whole_in_the_order_asked() {

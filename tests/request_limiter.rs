@@ -1,8 +1,6 @@
 //! One `RequestLimiter` per store: every input, clone, slice, read-ahead request and cache fill
 //! on it shares one bound on requests in flight; reads served from memory never wait for it.
 
-mod common;
-
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -23,7 +21,7 @@ struct Concurrency {
 impl Concurrency {
     fn new(len: usize) -> Self {
         Self {
-            inner: MemorySource::new(common::pattern_vec(len)),
+            inner: MemorySource::new(abi_testkit::pattern_vec(len)),
             now: AtomicUsize::new(0),
             max: AtomicUsize::new(0),
             requests: AtomicUsize::new(0),
@@ -67,7 +65,7 @@ const TASKS: usize = 64;
 /// one store behind `limiter`; returns the most requests the store saw at once.
 async fn run(limiter: RequestLimiter) -> usize {
     let store = Arc::new(limiter.wrap(Concurrency::new(FILE)));
-    let expected = Arc::new(common::pattern_vec(FILE));
+    let expected = Arc::new(abi_testkit::pattern_vec(FILE));
     let root = AsyncBufferedInput::with_capacity(
         4096,
         PositionalFetch::from_arc(Arc::clone(&store)).with_read_ahead(ReadAhead::new(4096, 4)),
@@ -191,10 +189,10 @@ fn hold_the_only_turn(
 async fn bytes_at_hand_never_wait() {
     let limiter = RequestLimiter::new(1);
     let _held = hold_the_only_turn(&limiter);
-    let source = limiter.wrap(AtHandOnly(common::pattern_vec(100)));
+    let source = limiter.wrap(AtHandOnly(abi_testkit::pattern_vec(100)));
     let mut buf = [0u8; 10];
     assert_eq!(source.try_read_at(5, &mut buf), 10);
-    assert_eq!(buf[..], common::pattern_vec(100)[5..15]);
+    assert_eq!(buf[..], abi_testkit::pattern_vec(100)[5..15]);
     assert_eq!(
         limiter.stats().requests,
         1,
@@ -228,7 +226,7 @@ mod cached {
         .unwrap();
         drop(held);
         assert_eq!(again, first);
-        assert_eq!(again[..], common::pattern_vec(64 * 1024)[..]);
+        assert_eq!(again[..], abi_testkit::pattern_vec(64 * 1024)[..]);
         assert_eq!(
             limiter.stats().requests,
             after_fill + 1,

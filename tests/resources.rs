@@ -1,16 +1,13 @@
 //! Opening a file in one call, errors that name what they read, and slices that know their
 //! length.
 
-#[macro_use]
-mod common;
-
 use std::io::{Cursor, ErrorKind};
 use std::sync::Arc;
 
+use abi_testkit::*;
 use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::{AsyncBufferedInput, InputError};
-use common::*;
 
 fn payload(e: &std::io::Error) -> &InputError {
     e.get_ref()

@@ -7,19 +7,17 @@
 //! can get past, and read-ahead chunks that arrived after a failed one are kept, whether the
 //! source answered at once or through a spawned request: a retry asks only for what is missing.
 
-mod common;
-
 use std::collections::HashMap;
 use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use abi_testkit::*;
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{MemorySource, PositionalSource, RetryPolicy, Retrying};
 use async_buffered_input::{AsyncBufferedInput, InputError};
 use bytes::Bytes;
-use common::*;
 
 /// A source that fails a seeded fifth of its requests with `kind`, and counts the requests
 /// made at each offset.

@@ -18,17 +18,15 @@
 //! variables `scripts/s3-server.sh up` prints. A test that needs one and does not find it fails.
 #![cfg(feature = "object-store")]
 
-mod common;
-
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use abi_testkit::{chain, Rng};
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{ObjectStoreSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
-use common::{chain, Rng};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn env(name: &str) -> String {

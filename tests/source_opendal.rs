@@ -17,15 +17,13 @@
 //! `webdav://127.0.0.1:PORT`); the tests read `blob.bin` in it.
 #![cfg(feature = "opendal")]
 
-mod common;
-
 use std::io::ErrorKind;
 use std::time::Duration;
 
+use abi_testkit::{pattern_vec, Rng};
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{OpendalSource, PositionalSource, RetryPolicy, Retrying};
 use async_buffered_input::AsyncBufferedInput;
-use common::{pattern_vec, Rng};
 
 async fn memory_with(path: &str, data: &[u8]) -> opendal::Operator {
     let operator = opendal::Operator::new(opendal::services::Memory::default()).unwrap();

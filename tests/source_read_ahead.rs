@@ -1,18 +1,16 @@
 //! Read-ahead, clones and slices of inputs over positional sources, and the `SlowLink` model.
 
-mod common;
-
 use std::future::Future;
 use std::io::{self, ErrorKind, SeekFrom};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use abi_testkit::{chain, pattern_vec};
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{MemorySource, PositionalSource, SlowLink};
 use async_buffered_input::{AsyncBufferedInput, InputError};
 use bytes::Bytes;
-use common::{chain, pattern_vec};
 use tokio::io::AsyncSeekExt;
 use tokio::time::Instant;
 

@@ -8,10 +8,11 @@ use std::io::ErrorKind;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use abi_testkit::{pattern_vec, PartlyAtHand, Rng};
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{FileSource, MemorySource, PositionalSource, SlowLink};
 use async_buffered_input::AsyncBufferedInput;
-use common::{pattern_vec, temp_std_file, PartlyAtHand, Rng};
+use common::temp_std_file;
 
 /// A file holding `data` (written to cargo's `target/tmp` and unlinked at once; the open
 /// handle keeps it readable).

@@ -1,14 +1,12 @@
 //! `StatsGroup`: the stats of an input and all its clones and slices together, while they are
 //! open and after they are dropped.
 
-mod common;
-
 use std::io::Cursor;
 
+use abi_testkit::{pattern_vec, Rng};
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::{AsyncBufferedInput, Stats, StatsGroup};
-use common::*;
 
 type Input = AsyncBufferedInput<PositionalFetch<MemorySource>>;
 

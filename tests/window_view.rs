@@ -2,16 +2,13 @@
 //! gives what the awaited reads give, commits the position and the stats, and reports
 //! malformed data where it starts.
 
-#[macro_use]
-mod common;
-
 use std::io::{Cursor, ErrorKind};
 
+use abi_testkit::*;
 use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead};
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
 use bytes::Buf;
-use common::*;
 
 fn write_vint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {

@@ -253,14 +253,9 @@ pub fn write_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-/// The byte at offset `n` of a [`Segment::Pattern`]: the low byte of splitmix64(n), not
-/// periodic at any small power of two, so a read from a wrong offset shows within a few bytes.
-pub fn pattern(n: u64) -> u8 {
-    let mut x = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (x ^ (x >> 31)) as u8
-}
+/// The byte at offset `n` of a [`Segment::Pattern`]: the test kit's pattern, the low byte of
+/// splitmix64(n).
+pub use abi_testkit::pattern;
 
 /// The fixed-width and varint reads and `read_string`: one value each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use abi_testkit::splitmix64;
 use async_buffered_input::source::PositionalSource;
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
@@ -32,13 +33,11 @@ fn inject(injected: &Injected, kind: ErrorKind, what: &str) -> io::Error {
     io::Error::new(kind, format!("injected {what} failure"))
 }
 
-/// splitmix64, for short-read sizes.
+/// The splitmix64 sequence from `state`, for short-read sizes.
 fn next(state: &mut u64) -> u64 {
+    let z = splitmix64(*state);
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    z
 }
 
 /// Whether the `polls`-th poll (counted from 1) returns `Pending`.

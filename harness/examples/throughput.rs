@@ -13,6 +13,7 @@
 //! cargo run --release --example throughput -- --path file:///mnt/nfs/f --readers none
 //! cargo run --release --features object-store --example throughput -- --path http://host:8080/f
 //! cargo run --release --features object-store --example throughput -- --path s3=s3://bucket/key
+//! cargo run --release --example throughput -- --wide            # every column, wider than 120
 //! cargo run --release --example throughput -- --json > report.json
 //! cargo run --release --example throughput -- --plot throughput.svg
 //! ```
@@ -22,6 +23,9 @@
 //! always, `http://`, `https://` and `s3://` (credentials, region and endpoint from the usual
 //! `AWS_*` variables) in builds with the cargo feature `object-store`. The timed passes only look
 //! at each request; every row is then read again, untimed, and every byte compared with the file.
+//! The table fits 120 columns (`--wide` for every column), explains every reader and column
+//! below it, and ends with a verdict per source: the best `AsyncBufferedInput` row at the
+//! smallest and largest request size against the limit and tokio's `BufReader`.
 //! The table's MB/s are 10^6 bytes per second. Exit status: 0 on success, 1 if the run fails, a
 //! cell fails or a row read other bytes than the file holds, 2 on a usage error.
 //!

@@ -22,6 +22,7 @@ use crate::run::Event;
 use crate::sources::Source;
 use crate::units::{parse_duration, parse_nonzero_size, parse_nonzero_usize, parse_rate};
 use crate::workload::Pattern;
+use crate::write::check_writable;
 
 /// Time reads of a file at a sweep of request sizes, through AsyncBufferedInput (alone, with
 /// read-ahead, or through a block cache shared by a cell's tasks), tokio's BufReader, the unbuffered source and a byte-at-a-time loop, next to the
@@ -161,6 +162,11 @@ struct Args {
     /// go to stderr.
     #[arg(long)]
     json: bool,
+
+    /// Print every column of the table, however wide; by default it leaves out the columns
+    /// that do not fit 120 characters (and says which).
+    #[arg(long)]
+    wide: bool,
 
     /// Also write the JSON report to FILE.
     #[arg(long, value_name = "FILE")]
@@ -386,6 +392,8 @@ async fn run(args: Args) -> Result<ExitCode, String> {
             "{}",
             serde_json::to_string_pretty(&json).expect("JSON values serialize")
         );
+    } else if args.wide {
+        print!("{report:#}");
     } else {
         print!("{report}");
     }
@@ -566,24 +574,7 @@ fn url_error(url: &str, e: &io::Error) -> String {
 /// folder must exist.
 fn check_readable(path: &Path, write: bool) -> Result<(), String> {
     if write {
-        if path.is_dir() {
-            return Err(format!(
-                "cannot write {}: it is a directory, not a file",
-                path.display()
-            ));
-        }
-        let parent = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        if !parent.is_dir() {
-            return Err(format!(
-                "cannot write {}: the folder {} does not exist",
-                path.display(),
-                parent.display()
-            ));
-        }
-        return Ok(());
+        return check_writable(path).map_err(|e| e.to_string());
     }
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => format!(

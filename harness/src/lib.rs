@@ -36,29 +36,30 @@
 //! fetched per byte used, and its ratios to the limit and to `AsyncBufferedInput`. A [time budget](Plan#time-budget) keeps slow readers
 //! from taking minutes.
 //!
-//! The modules, one concept each:
+//! The modules, one concept each, in layers. What a run does flows plan → run → report →
+//! output; imports point down only: a module imports from the layers below its own and from
+//! the modules listed before it in its layer, never back up (no circle; `tests/layers.rs`
+//! checks it):
 //!
-//! - `plan`: what to run: [`Plan`], its [`Cell`]s, the [`ReaderKind`]s;
-//! - `workload`: what a cell asks of the file: the [`Pattern`] (sequential, random, clustered,
-//!   term lookups in Zipf-skewed hot regions) and its seeded requests;
-//! - `sources`: where the bytes come from: [`Source`], its stream ([`BoxSource`]),
-//!   positional ([`BoxPositionalSource`]), raw and reference forms, `file://` and object store
-//!   URLs;
-//! - `write`: the file a run writes: the [pattern](fill_pattern) and the write phase;
-//! - `run`: running a plan: sources, limit rows, cells, tasks, the [`Event`]s an observer sees;
-//! - `readers`: the six readers, as the run drives them;
-//! - `limit`: the limit row;
-//! - `timing`: the meter around each request: time budget, sampled [`Latency`];
-//! - `truth`: what the bytes should be: the harness's pattern, or the source read straight;
-//! - `verify`: proving the bytes: the untimed passes on a pool of threads, the [`Checksum`],
-//!   the [`Mismatch`];
-//! - `counting`: [`CountingSource`] and [`CountingPositionalSource`], under every reader;
-//! - `report`: what was measured: [`Report`], [`SourceReport`], [`CellReport`],
-//!   [`LimitReport`], [`WriteReport`], and the JSON; `table`: the text table;
-//! - `units`: sizes, durations and rates, read and printed;
-//! - [`plot`]: the SVG chart;
-//! - [`cli`]: the `throughput` example's command line:
-//!   `cargo run --release --example throughput -- --help`.
+//! 1. foundations: `units` (sizes, durations, rates, ratios, read and printed), `error`
+//!    (context on errors), `workload` (the access [`Pattern`] and its seeded requests),
+//!    `timing` (the meter around each request: time budget, sampled [`Latency`]), `mismatch`
+//!    ([`Mismatch`]), `boxed` (the boxed forms a reader gets: [`BoxSource`],
+//!    [`BoxPositionalSource`]), `counting` ([`CountingSource`], [`CountingPositionalSource`],
+//!    under every reader), `tasks` (a cell's tasks run at once);
+//! 2. sources: `remote` (hedged, limited reads of a store), `opendal` (OpenDAL locations),
+//!    `sources` (where the bytes come from: [`Source`], `file://` and object store URLs);
+//! 3. plan: `plan` (what to run: [`Plan`], its [`Cell`]s, the [`ReaderKind`]s);
+//! 4. report: `report` (what was measured: [`Report`], [`SourceReport`], [`CellReport`],
+//!    [`LimitReport`], [`WriteReport`], and the JSON), `verdict` (the best reader per source
+//!    against the limit and tokio's `BufReader`);
+//! 5. run: `write` (the file a run writes, its [pattern](fill_pattern)), `truth` (what the
+//!    bytes should be), `readers` (the readers, as the run drives them), `verify` (the
+//!    untimed passes, the [`Checksum`]), `limit` (the limit row), `run` (a plan run: sources,
+//!    limit rows, cells, the [`Event`]s an observer sees);
+//! 6. output: `table` (the report as text: table, legend, verdict), `plot` (the SVG chart);
+//! 7. `cli`: the `throughput` example's command line:
+//!    `cargo run --release --example throughput -- --help`.
 //!
 //! ```
 //! use throughput_harness::{Plan, Source};
@@ -96,34 +97,39 @@
     rust_2018_idioms
 )]
 
+mod boxed;
 pub mod cli;
 mod counting;
 mod error;
 mod limit;
+mod mismatch;
 #[cfg(feature = "opendal")]
 mod opendal;
 mod plan;
-pub mod plot;
+mod plot;
 mod readers;
 mod remote;
 mod report;
 mod run;
 mod sources;
 mod table;
+mod tasks;
 mod timing;
 mod truth;
 mod units;
+mod verdict;
 mod verify;
 mod workload;
 mod write;
 
+pub use boxed::{BoxPositionalSource, BoxSource, ReadSeek};
 pub use counting::{CountingPositionalSource, CountingSource};
+pub use mismatch::Mismatch;
 pub use plan::{Cell, Plan, ReaderKind};
-pub use remote::{Remote, RemoteCounts};
 pub use report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
 pub use run::Event;
-pub use sources::{BoxPositionalSource, BoxSource, ReadSeek, Source};
+pub use sources::Source;
 pub use timing::Latency;
-pub use verify::{Checksum, Mismatch};
+pub use verify::Checksum;
 pub use workload::Pattern;
 pub use write::fill_pattern;

@@ -1,4 +1,4 @@
-//! OpenDAL locations and OpenDAL's own reader (cargo feature `opendal`).
+//! OpenDAL locations (cargo feature `opendal`); OpenDAL's own reader is in `readers`.
 //!
 //! `ftp://`, `ftps://`, `webdav://` and `webdavs://` URLs name a file behind an OpenDAL
 //! `Operator` (see [`OpendalSource::from_uri`]): its stream reads it with one request per read,
@@ -13,16 +13,12 @@
 //! `into_futures_async_read(0..length)`, a seek where a request does not continue the last, and
 //! `read_exact`. They see no counted source: their source reads are reported as 0.
 
-use std::io::{self, SeekFrom};
+use std::io;
 use std::sync::Arc;
 
 use async_buffered_input::source::OpendalSource;
-use futures_util::io::{AsyncReadExt, AsyncSeekExt};
-use opendal::FuturesAsyncReader;
 
 use crate::error::context;
-use crate::readers::{Counts, RequestReader};
-use crate::sources::Source;
 use crate::units::parse_size;
 
 /// The tuned OpenDAL reader's options: how many chunks it fetches at once, and how large.
@@ -55,12 +51,13 @@ pub(crate) struct Location {
     pub(crate) tuning: Tuning,
 }
 
-/// The source an OpenDAL URL names (see the [module](self)).
+/// The location an OpenDAL URL names (see the [module](self)), and its label (the URL
+/// without password or query).
 ///
 /// # Errors
 ///
 /// `InvalidInput` for a query other than `concurrent=N` and `chunk=SIZE`.
-pub(crate) fn source(url: &str) -> io::Result<Source> {
+pub(crate) fn parse(url: &str) -> io::Result<(Location, String)> {
     let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
     let (uri, query) = match url.split_once('?') {
         Some((uri, query)) => (uri, Some(query)),
@@ -101,90 +98,20 @@ pub(crate) fn source(url: &str) -> io::Result<Source> {
         }
         Err(e) => return Err(invalid(format!("invalid URL {url:?}: {e}"))),
     };
-    let scheme = uri.split("://").next().unwrap_or("opendal").to_owned();
-    let uri: Arc<str> = Arc::from(uri);
-    let (stream_uri, positional_uri) = (uri.clone(), uri.clone());
-    let mut source = Source::custom(label, move || {
-        let uri = stream_uri.clone();
-        async move { Ok(crate::sources::stream_of(Arc::new(open(&uri).await?))) }
-    })
-    .with_positional(move || {
-        let uri = positional_uri.clone();
-        async move { open(&uri).await }
-    })
-    .named(scheme);
-    source.opendal = Some(Arc::new(Location { uri, tuning }));
-    Ok(source)
+    Ok((
+        Location {
+            uri: Arc::from(uri),
+            tuning,
+        },
+        label,
+    ))
 }
 
 /// Opens the file at `uri`, with errors that name it.
-async fn open(uri: &str) -> io::Result<OpendalSource> {
+pub(crate) async fn open(uri: &str) -> io::Result<OpendalSource> {
     OpendalSource::from_uri(uri)
         .await
         .map_err(|e| context(e, "cannot open the OpenDAL location".to_string()))
-}
-
-/// OpenDAL's reader over a fresh operator, one per task, each at its start.
-pub(crate) async fn open_readers(
-    source: &Source,
-    tuned: bool,
-    starts: &[u64],
-) -> io::Result<Vec<OpendalReader>> {
-    let location = source.opendal.as_ref().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "the OpenDAL readers read OpenDAL locations (ftp://, webdav://), not {}",
-                source.label()
-            ),
-        )
-    })?;
-    let file = open(&location.uri).await?;
-    let mut readers = Vec::with_capacity(starts.len());
-    for &start in starts {
-        let mut builder = file.operator().reader_with(file.path());
-        if tuned {
-            builder = builder
-                .concurrent(location.tuning.concurrent)
-                .chunk(location.tuning.chunk);
-        }
-        let what = || format!("OpenDAL reader of {}", file.name());
-        let reader = builder
-            .await
-            .map_err(|e| context(io::Error::other(e), what()))?;
-        let mut reader = reader
-            .into_futures_async_read(0..file.length())
-            .await
-            .map_err(|e| context(io::Error::other(e), what()))?;
-        if start != 0 {
-            reader.seek(SeekFrom::Start(start)).await?;
-        }
-        readers.push(OpendalReader { reader, pos: start });
-    }
-    Ok(readers)
-}
-
-/// OpenDAL's `FuturesAsyncReader`: a seek where a request does not continue the last, then
-/// `read_exact`.
-pub(crate) struct OpendalReader {
-    reader: FuturesAsyncReader,
-    pos: u64,
-}
-
-impl RequestReader for OpendalReader {
-    async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        if self.pos != offset {
-            self.reader.seek(SeekFrom::Start(offset)).await?;
-        }
-        self.reader.read_exact(buf).await?;
-        self.pos = offset + buf.len() as u64;
-        Ok(())
-    }
-
-    /// Unknown: OpenDAL's reader makes its requests inside the operator.
-    fn counts(&self) -> Counts {
-        Counts::default()
-    }
 }
 
 #[cfg(test)]
@@ -193,8 +120,8 @@ mod tests {
 
     #[test]
     fn queries_tune_the_reader_and_stay_out_of_the_label() {
-        let s = source("ftp://u:pw@127.0.0.1:2121/d/f.bin?concurrent=8&chunk=1MiB").unwrap();
-        let location = s.opendal.as_ref().unwrap();
+        let (location, label) =
+            parse("ftp://u:pw@127.0.0.1:2121/d/f.bin?concurrent=8&chunk=1MiB").unwrap();
         assert_eq!(
             location.tuning,
             Tuning {
@@ -203,16 +130,14 @@ mod tests {
             }
         );
         assert_eq!(&*location.uri, "ftp://u:pw@127.0.0.1:2121/d/f.bin");
-        assert_eq!(s.label(), "ftp://u@127.0.0.1:2121/d/f.bin");
-        assert_eq!(s.name(), "ftp");
-        assert!(s.has_positional() && s.path().is_none());
+        assert_eq!(label, "ftp://u@127.0.0.1:2121/d/f.bin");
         for bad in [
             "ftp://h/f?concurrent=0",
             "ftp://h/f?chunk=lots",
             "ftp://h/f?gap=1",
             "ftp://h/f?x",
         ] {
-            let e = source(bad).unwrap_err();
+            let e = parse(bad).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad}: {e}");
         }
     }

@@ -23,7 +23,7 @@ use crate::workload::{Pattern, Requests};
 /// 2. times the source's *limit*: one sequential pass of 1 MiB reads straight from the source,
 ///    the `dd bs=1M` of that backend, which every reader's figure is then a fraction of;
 /// 3. times one cell per (pattern, tasks, request size, capacity, reader); readers without a
-///    window ([`ReaderKind::uses_capacity`]) once per request size.
+///    window (`ReaderKind::uses_capacity`) once per request size.
 ///
 /// Each cell opens the source afresh for each of its tasks, wraps it in a
 /// [`CountingSource`](crate::CountingSource), puts its reader on top and makes its
@@ -155,13 +155,6 @@ impl Plan {
             random_requests: None,
             write: None,
         }
-    }
-
-    /// Adds a source, timed after the others.
-    #[must_use = "builder methods return the changed plan"]
-    pub fn add_source(mut self, source: Source) -> Self {
-        self.sources.push(source);
-        self
     }
 
     /// The access patterns to time, in the order given (duplicates dropped); sequential only by
@@ -342,7 +335,7 @@ impl Plan {
 
     /// The names the report gives the sources: each source's [`name`](Source::name), with
     /// `#2`, `#3`, ... after the second and later sources of the same name.
-    pub fn source_names(&self) -> Vec<String> {
+    pub(crate) fn source_names(&self) -> Vec<String> {
         let names: Vec<String> = self.sources.iter().map(Source::name).collect();
         names
             .iter()
@@ -570,7 +563,7 @@ pub struct Cell {
     /// shorter).
     pub read_size: usize,
     /// The window's capacity in bytes; `None` for readers without a window
-    /// ([`ReaderKind::uses_capacity`]).
+    /// (`ReaderKind::uses_capacity`).
     pub capacity: Option<usize>,
     /// The order the requests visit the file in.
     pub pattern: Pattern,
@@ -726,7 +719,7 @@ impl ReaderKind {
 
     /// Whether the reader has a window, so that the run times it once per capacity. Readers
     /// without one are timed once per request size.
-    pub fn uses_capacity(self) -> bool {
+    pub(crate) fn uses_capacity(self) -> bool {
         !matches!(
             self,
             ReaderKind::Unbuffered | ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned
@@ -735,7 +728,7 @@ impl ReaderKind {
 
     /// Whether the reader reads only OpenDAL locations (`ftp://`, `webdav://`): the OpenDAL
     /// readers.
-    pub fn uses_opendal(self) -> bool {
+    pub(crate) fn uses_opendal(self) -> bool {
         matches!(
             self,
             ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned
@@ -752,7 +745,7 @@ impl ReaderKind {
     /// Whether the reader reads the source's [positional form](Source::open_positional)
     /// ([`BufferedReadAhead`](Self::BufferedReadAhead) and [`Cached`](Self::Cached)), which
     /// the source must then have.
-    pub fn uses_positional(self) -> bool {
+    pub(crate) fn uses_positional(self) -> bool {
         matches!(self, ReaderKind::BufferedReadAhead | ReaderKind::Cached)
     }
 }

@@ -19,7 +19,7 @@ const PANEL: (u32, u32) = (760, 520);
 /// # Errors
 ///
 /// If no cell read any byte (nothing to draw), or if drawing or writing the file fails.
-pub fn write_svg(report: &Report, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) fn write_svg(report: &Report, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     use plotters::prelude::*;
 
     let panels = panels(report);

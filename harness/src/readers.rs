@@ -11,12 +11,13 @@ use async_buffered_input::fetch::{PositionalFetch, ReadAhead, StreamFetch};
 use async_buffered_input::source::DiskTier;
 use async_buffered_input::source::{BlockCache, Cached, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
-use tokio::io::{AsyncReadExt, AsyncSeekExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, BufReader};
 
+use crate::boxed::{BoxPositionalSource, BoxSource};
 use crate::counting::{CountingPositionalSource, CountingSource};
 use crate::error::context;
 use crate::plan::{Cell, DiskCacheSpec, ReaderKind};
-use crate::sources::{BoxPositionalSource, BoxSource, Source};
+use crate::sources::Source;
 
 type Counted = CountingSource<BoxSource>;
 type CountedPositional = PositionalFetch<CountingPositionalSource<BoxPositionalSource>>;
@@ -149,7 +150,7 @@ pub(crate) enum Readers {
     Unbuffered(Vec<Unbuffered>),
     ByteLoop(Vec<ByteLoop>),
     #[cfg(feature = "opendal")]
-    Opendal(Vec<crate::opendal::OpendalReader>),
+    Opendal(Vec<OpendalReader>),
 }
 
 impl Readers {
@@ -274,7 +275,7 @@ impl Readers {
             #[cfg(feature = "opendal")]
             ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned => {
                 let tuned = cell.reader == ReaderKind::OpendalReaderTuned;
-                Readers::Opendal(crate::opendal::open_readers(source, tuned, starts).await?)
+                Readers::Opendal(open_opendal_readers(source, tuned, starts).await?)
             }
             #[cfg(not(feature = "opendal"))]
             ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned => {
@@ -367,6 +368,22 @@ impl RequestReader for CachedReader {
     }
 }
 
+/// A request to a stream at `pos`: a seek where it does not continue the last (`pos` is where
+/// the last ended), then `read_exact`; `pos` then ends after it.
+async fn seek_and_read_exact<R: AsyncRead + AsyncSeek + Unpin>(
+    reader: &mut R,
+    pos: &mut u64,
+    offset: u64,
+    buf: &mut [u8],
+) -> io::Result<()> {
+    if *pos != offset {
+        reader.seek(SeekFrom::Start(offset)).await?;
+    }
+    reader.read_exact(buf).await?;
+    *pos = offset + buf.len() as u64;
+    Ok(())
+}
+
 /// tokio's `BufReader`: a seek where a request does not continue the last (which drops its
 /// buffer), then `read_exact`.
 pub(crate) struct TokioBufReader {
@@ -376,12 +393,7 @@ pub(crate) struct TokioBufReader {
 
 impl RequestReader for TokioBufReader {
     async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        if self.pos != offset {
-            self.reader.seek(SeekFrom::Start(offset)).await?;
-        }
-        self.reader.read_exact(buf).await?;
-        self.pos = offset + buf.len() as u64;
-        Ok(())
+        seek_and_read_exact(&mut self.reader, &mut self.pos, offset, buf).await
     }
 
     fn counts(&self) -> Counts {
@@ -398,12 +410,7 @@ pub(crate) struct Unbuffered {
 
 impl RequestReader for Unbuffered {
     async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        if self.pos != offset {
-            self.source.seek(SeekFrom::Start(offset)).await?;
-        }
-        self.source.read_exact(buf).await?;
-        self.pos = offset + buf.len() as u64;
-        Ok(())
+        seek_and_read_exact(&mut self.source, &mut self.pos, offset, buf).await
     }
 
     fn counts(&self) -> Counts {
@@ -431,5 +438,73 @@ impl RequestReader for ByteLoop {
 
     fn counts(&self) -> Counts {
         Counts::of_stream(self.reader.get_ref())
+    }
+}
+
+// ----- OpenDAL's reader (cargo feature `opendal`) -----
+
+/// OpenDAL's reader over a fresh operator, one per task, each at its start.
+#[cfg(feature = "opendal")]
+async fn open_opendal_readers(
+    source: &Source,
+    tuned: bool,
+    starts: &[u64],
+) -> io::Result<Vec<OpendalReader>> {
+    let location = source.opendal.as_ref().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "the OpenDAL readers read OpenDAL locations (ftp://, webdav://), not {}",
+                source.label()
+            ),
+        )
+    })?;
+    let file = crate::opendal::open(&location.uri).await?;
+    let mut readers = Vec::with_capacity(starts.len());
+    for &start in starts {
+        let mut builder = file.operator().reader_with(file.path());
+        if tuned {
+            builder = builder
+                .concurrent(location.tuning.concurrent)
+                .chunk(location.tuning.chunk);
+        }
+        let what = || format!("OpenDAL reader of {}", file.name());
+        let reader = builder
+            .await
+            .map_err(|e| context(io::Error::other(e), what()))?;
+        let mut reader = reader
+            .into_futures_async_read(0..file.length())
+            .await
+            .map_err(|e| context(io::Error::other(e), what()))?;
+        if start != 0 {
+            futures_util::io::AsyncSeekExt::seek(&mut reader, SeekFrom::Start(start)).await?;
+        }
+        readers.push(OpendalReader { reader, pos: start });
+    }
+    Ok(readers)
+}
+
+/// OpenDAL's own reader (see `opendal.rs`): its `FuturesAsyncReader`, a seek where a request
+/// does not continue the last, then `read_exact`.
+#[cfg(feature = "opendal")]
+pub(crate) struct OpendalReader {
+    reader: opendal::FuturesAsyncReader,
+    pos: u64,
+}
+
+#[cfg(feature = "opendal")]
+impl RequestReader for OpendalReader {
+    async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        if self.pos != offset {
+            futures_util::io::AsyncSeekExt::seek(&mut self.reader, SeekFrom::Start(offset)).await?;
+        }
+        futures_util::io::AsyncReadExt::read_exact(&mut self.reader, buf).await?;
+        self.pos = offset + buf.len() as u64;
+        Ok(())
+    }
+
+    /// Unknown: OpenDAL's reader makes its requests inside the operator.
+    fn counts(&self) -> Counts {
+        Counts::default()
     }
 }

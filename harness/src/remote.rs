@@ -9,15 +9,15 @@ use std::sync::Arc;
 use async_buffered_input::source::{HedgePolicy, Hedged, PositionalSource, RequestLimiter};
 use bytes::Bytes;
 
-use crate::sources::BoxPositionalSource;
+use crate::boxed::BoxPositionalSource;
 
-/// Hedged reads and a request limiter for a [`Source`](crate::Source)'s positional form (the
+/// Hedged reads and a request limiter for a `Source`'s positional form (the
 /// read-ahead and cached readers), as `Hedged<Limited<S>>`.
 ///
 /// Every positional source a cell opens is wrapped; the counts of all of them add up in
 /// [`counts`](Self::counts), so a cell's share is the difference of two readings.
 #[derive(Clone, Default)]
-pub struct Remote {
+pub(crate) struct Remote {
     hedge: bool,
     limiter: Option<RequestLimiter>,
     totals: Arc<Totals>,
@@ -33,23 +33,23 @@ struct Totals {
 /// What the positional sources of a [`Remote`] sent to the store.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct RemoteCounts {
+pub(crate) struct RemoteCounts {
     /// Reads asked of the hedged source (each one request, plus its hedge if it had one).
-    pub reads: u64,
+    pub(crate) reads: u64,
     /// Hedges sent.
-    pub hedges_fired: u64,
+    pub(crate) hedges_fired: u64,
     /// Hedges that answered first.
-    pub hedges_won: u64,
+    pub(crate) hedges_won: u64,
 }
 
 impl RemoteCounts {
     /// Requests that reached the store: reads and their hedges.
-    pub fn store_requests(&self) -> u64 {
+    pub(crate) fn store_requests(&self) -> u64 {
         self.reads + self.hedges_fired
     }
 
     /// The counts since `earlier`.
-    pub fn since(self, earlier: RemoteCounts) -> RemoteCounts {
+    pub(crate) fn since(self, earlier: RemoteCounts) -> RemoteCounts {
         RemoteCounts {
             reads: self.reads.saturating_sub(earlier.reads),
             hedges_fired: self.hedges_fired.saturating_sub(earlier.hedges_fired),
@@ -66,7 +66,7 @@ impl Remote {
     /// # Panics
     ///
     /// If `max_requests` is `Some(0)`.
-    pub fn new(hedge: bool, max_requests: Option<usize>) -> Self {
+    pub(crate) fn new(hedge: bool, max_requests: Option<usize>) -> Self {
         Self {
             hedge,
             limiter: max_requests.map(RequestLimiter::new),
@@ -74,18 +74,8 @@ impl Remote {
         }
     }
 
-    /// Whether reads are hedged.
-    pub fn hedges(&self) -> bool {
-        self.hedge
-    }
-
-    /// The request limiter, if there is one.
-    pub fn limiter(&self) -> Option<&RequestLimiter> {
-        self.limiter.as_ref()
-    }
-
     /// The counts of every source wrapped so far and since dropped.
-    pub fn counts(&self) -> RemoteCounts {
+    pub(crate) fn counts(&self) -> RemoteCounts {
         RemoteCounts {
             reads: self.totals.reads.load(Ordering::Relaxed),
             hedges_fired: self.totals.hedges_fired.load(Ordering::Relaxed),

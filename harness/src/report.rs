@@ -9,11 +9,34 @@ use std::time::Duration;
 use async_buffered_input::fetch::ReadAhead;
 use serde_json::{json, Value};
 
+use crate::mismatch::Mismatch;
 use crate::plan::{Cell, ReaderKind};
 use crate::remote::RemoteCounts;
 use crate::timing::Latency;
 use crate::units::{seconds, significant};
-use crate::verify::Mismatch;
+
+/// `seconds`, `bytes_per_second` and `mb_per_second` of a report with `bytes` and `elapsed`
+/// fields (`$verb`: what was done with the bytes, for the docs).
+macro_rules! rates {
+    ($report:ty, $verb:literal) => {
+        impl $report {
+            /// [`elapsed`](Self::elapsed) in seconds.
+            pub fn seconds(&self) -> f64 {
+                self.elapsed.as_secs_f64()
+            }
+
+            #[doc = concat!("Bytes ", $verb, " per second.")]
+            pub fn bytes_per_second(&self) -> f64 {
+                per_second(self.bytes, self.elapsed)
+            }
+
+            #[doc = concat!("Megabytes (10^6 bytes) ", $verb, " per second.")]
+            pub fn mb_per_second(&self) -> f64 {
+                self.bytes_per_second() / 1e6
+            }
+        }
+    };
+}
 
 /// Everything a run measured: one [`SourceReport`] per source, in the order they were timed.
 ///
@@ -21,7 +44,11 @@ use crate::verify::Mismatch;
 /// classic test's lines ("Wrote a file of N bytes in S seconds for B bytes-per-second", "Read a
 /// file ..."), then one table with a source column, the write and limit rows of each source and
 /// every cell, with MB/s (10^6 bytes per second), requests per second, latency, each row's
-/// fraction of its source's limit and its ratio to `AsyncBufferedInput`.
+/// fraction of its source's limit and its ratio to `AsyncBufferedInput`; then a legend of every
+/// reader and column, the verification, and a verdict per source (the best `AsyncBufferedInput`
+/// row at the smallest and largest request size, against the limit and tokio's `BufReader`).
+/// `{report}` fits 120 columns, leaving out the columns that do not fit (the legend names
+/// them); `{report:#}` prints every column.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Report {
@@ -97,7 +124,7 @@ impl Report {
     /// `bytes_fetched_per_byte_used` ([`CellReport::fetched_per_used`]), `verify_reads`, `checksum`
     /// (a hex string: JSON numbers lose 64-bit precision in many readers), `verified`,
     /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `cache_capacity`,
-    /// `source_requests`, `hedges_fired`, `hedges_won` (with [`Remote`](crate::Remote)),
+    /// `source_requests`, `hedges_fired`, `hedges_won` (with `--hedge` or `--max-requests`),
     /// `limit_bytes_per_second`,
     /// `ratio_to_limit`, `ratio_to_buffered`, `holds_pattern`, `reference_reads`,
     /// `repetitions`, `seed`.
@@ -252,7 +279,7 @@ pub(crate) enum Row<'a> {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct SourceReport {
-    /// The source's short name in the table (see [`Plan::source_names`](crate::Plan::source_names)).
+    /// The source's short name in the table (see `Plan::source_names`).
     pub name: String,
     /// What it read ([`Source::label`](crate::Source::label)).
     pub label: String,
@@ -368,22 +395,9 @@ pub struct LimitReport {
     pub mismatch: Option<Mismatch>,
 }
 
+rates!(LimitReport, "read");
+
 impl LimitReport {
-    /// [`elapsed`](Self::elapsed) in seconds.
-    pub fn seconds(&self) -> f64 {
-        self.elapsed.as_secs_f64()
-    }
-
-    /// Bytes read per second.
-    pub fn bytes_per_second(&self) -> f64 {
-        per_second(self.bytes, self.elapsed)
-    }
-
-    /// Megabytes (10^6 bytes) read per second.
-    pub fn mb_per_second(&self) -> f64 {
-        self.bytes_per_second() / 1e6
-    }
-
     /// Reads per second.
     pub fn requests_per_second(&self) -> f64 {
         per_second(self.requests, self.elapsed)
@@ -489,28 +503,15 @@ pub struct CellReport {
     /// [cached reader](ReaderKind::Cached)'s tasks share (one per cell); `None` for the other
     /// readers.
     pub cache_capacity: Option<u64>,
-    /// For the read-ahead and cached readers of a source read through a
-    /// [`Remote`](crate::Remote) (`--hedge`, `--max-requests`): the reads its hedged sources
+    /// For the read-ahead and cached readers of a source read through a `Remote` (`--hedge`,
+    /// `--max-requests`): the reads its hedged sources
     /// were asked, the hedges they sent and won. `None` otherwise.
-    pub remote: Option<RemoteCounts>,
+    pub(crate) remote: Option<RemoteCounts>,
 }
 
+rates!(CellReport, "read");
+
 impl CellReport {
-    /// [`elapsed`](Self::elapsed) in seconds.
-    pub fn seconds(&self) -> f64 {
-        self.elapsed.as_secs_f64()
-    }
-
-    /// Bytes read per second.
-    pub fn bytes_per_second(&self) -> f64 {
-        per_second(self.bytes, self.elapsed)
-    }
-
-    /// Megabytes (10^6 bytes) read per second.
-    pub fn mb_per_second(&self) -> f64 {
-        self.bytes_per_second() / 1e6
-    }
-
     /// Requests per second.
     pub fn requests_per_second(&self) -> f64 {
         per_second(self.requests, self.elapsed)
@@ -580,22 +581,7 @@ pub struct WriteReport {
     pub elapsed: Duration,
 }
 
-impl WriteReport {
-    /// [`elapsed`](Self::elapsed) in seconds.
-    pub fn seconds(&self) -> f64 {
-        self.elapsed.as_secs_f64()
-    }
-
-    /// Bytes written per second.
-    pub fn bytes_per_second(&self) -> f64 {
-        per_second(self.bytes, self.elapsed)
-    }
-
-    /// Megabytes (10^6 bytes) written per second.
-    pub fn mb_per_second(&self) -> f64 {
-        self.bytes_per_second() / 1e6
-    }
-}
+rates!(WriteReport, "written");
 
 impl fmt::Display for WriteReport {
     /// `Wrote a file of 1048576 bytes in 0.041 seconds for 25575024 bytes-per-second.`

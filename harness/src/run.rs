@@ -8,20 +8,20 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::task::JoinSet;
-
 use crate::error::{chain, context};
 use crate::limit::{time_limit, verify_limit, LimitTimed, LIMIT_READ};
+use crate::mismatch::Mismatch;
 use crate::plan::{Cell, Plan, ReaderKind};
 use crate::readers::{each_reader, Counts, Readers, RequestReader};
 use crate::remote::{Remote, RemoteCounts};
 use crate::report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
 use crate::sources::Source;
+use crate::tasks::{all_tasks, failed_request};
 use crate::timing::{Latency, Meter};
 use crate::truth::Truth;
-use crate::verify::{verify_cells, CellCheck, CellVerified, Fingerprint, Mismatch};
+use crate::verify::{verify_cells, CellCheck, CellVerified, Fingerprint};
 use crate::workload::Requests;
-use crate::write::write_file;
+use crate::write::{check_writable, write_file};
 
 impl Plan {
     /// Runs the plan: for each source in turn, the write phase if any, the limit row, then
@@ -519,51 +519,6 @@ async fn time_task<R: RequestReader>(
     })
 }
 
-// ----- shared -----
-
-/// Runs `job(task, item)` for every item at once and returns the results in task order: inline
-/// for one item, as spawned tasks for several (so that a multi-threaded runtime runs them in
-/// parallel).
-pub(crate) async fn all_tasks<I, T, F, Fut>(items: Vec<I>, job: F) -> io::Result<Vec<T>>
-where
-    I: Send + 'static,
-    T: Send + 'static,
-    F: Fn(usize, I) -> Fut,
-    Fut: std::future::Future<Output = io::Result<T>> + Send + 'static,
-{
-    if items.len() == 1 {
-        let item = items.into_iter().next().expect("one item");
-        return Ok(vec![job(0, item).await?]);
-    }
-    let mut set = JoinSet::new();
-    for (task, item) in items.into_iter().enumerate() {
-        let running = job(task, item);
-        set.spawn(async move { (task, running.await) });
-    }
-    let mut results: Vec<Option<T>> = (0..set.len()).map(|_| None).collect();
-    while let Some(joined) = set.join_next().await {
-        let (task, result) = joined.map_err(io::Error::other)?;
-        results[task] = Some(result?);
-    }
-    Ok(results
-        .into_iter()
-        .map(|r| r.expect("every task reported"))
-        .collect())
-}
-
-/// An error of the request at `offset`, in pass `pass` (from 0) of task `task`.
-pub(crate) fn failed_request(e: io::Error, task: usize, offset: u64, pass: u32) -> io::Error {
-    let task = if task > 0 {
-        format!(", task {task}")
-    } else {
-        String::new()
-    };
-    context(
-        e,
-        format!("request at offset {offset} (pass {}{task})", pass + 1),
-    )
-}
-
 /// The report of a cell from its two passes; `verified` is `None` for a cell whose timed pass
 /// failed, and an error if its verification pass did.
 fn cell_report(
@@ -624,32 +579,4 @@ fn empty(source: &Source) -> io::Error {
         io::ErrorKind::InvalidInput,
         format!("{} is empty: nothing to time", source.label()),
     )
-}
-
-/// Whether a write phase can create `path`: not a directory, in a folder that exists.
-fn check_writable(path: &Path) -> io::Result<()> {
-    if path.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            format!(
-                "cannot write {}: it is a directory, not a file",
-                path.display()
-            ),
-        ));
-    }
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !parent.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!(
-                "cannot write {}: the folder {} does not exist",
-                path.display(),
-                parent.display()
-            ),
-        ));
-    }
-    Ok(())
 }

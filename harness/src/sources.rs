@@ -10,16 +10,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::{FileSource, MemorySource, PositionalSource, SlowLink};
-use async_buffered_input::AsyncBufferedInput;
 use bytes::Bytes;
-use tokio::io::{AsyncRead, AsyncSeek, AsyncSeekExt};
+use tokio::io::AsyncSeekExt;
 use url::Url;
 
+use crate::boxed::{stream_of, BoxPositionalSource, BoxSource};
 use crate::error::context;
 use crate::remote::Remote;
-use crate::truth::Reference;
 use crate::units::significant;
 
 /// Where a [`Plan`](crate::Plan) reads from: something that opens a fresh source, at offset 0,
@@ -342,7 +340,7 @@ impl Source {
                 ),
             )),
             #[cfg(feature = "opendal")]
-            "ftp" | "ftps" | "webdav" | "webdavs" => crate::opendal::source(url),
+            "ftp" | "ftps" | "webdav" | "webdavs" => Self::opendal(url),
             #[cfg(not(feature = "opendal"))]
             scheme @ ("ftp" | "ftps" | "webdav" | "webdavs") => Err(io::Error::new(
                 io::ErrorKind::Unsupported,
@@ -422,9 +420,33 @@ impl Source {
         }
     }
 
+    /// The source an OpenDAL URL names (`ftp://`, `webdav://`, …; see `opendal.rs`): its stream
+    /// reads it with one request per read, its positional form is the `OpendalSource` itself.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a query other than `concurrent=N` and `chunk=SIZE`.
+    #[cfg(feature = "opendal")]
+    fn opendal(url: &str) -> io::Result<Self> {
+        let (location, label) = crate::opendal::parse(url)?;
+        let scheme = url.split("://").next().unwrap_or("opendal").to_owned();
+        let (stream_uri, positional_uri) = (location.uri.clone(), location.uri.clone());
+        let mut source = Source::custom(label, move || {
+            let uri = stream_uri.clone();
+            async move { Ok(stream_of(Arc::new(crate::opendal::open(&uri).await?))) }
+        })
+        .with_positional(move || {
+            let uri = positional_uri.clone();
+            async move { crate::opendal::open(&uri).await }
+        })
+        .named(scheme);
+        source.opendal = Some(Arc::new(location));
+        Ok(source)
+    }
+
     /// Whether the source is an OpenDAL location (`ftp://`, `webdav://`, in builds with the
     /// cargo feature `opendal`), which the OpenDAL readers need.
-    pub fn is_opendal(&self) -> bool {
+    pub(crate) fn is_opendal(&self) -> bool {
         #[cfg(feature = "opendal")]
         return self.opendal.is_some();
         #[cfg(not(feature = "opendal"))]
@@ -487,18 +509,18 @@ impl Source {
 
     /// Reads the positional form through `remote` (hedged reads, a request limiter): the
     /// read-ahead and cached readers then see a remote store as a service would read it.
-    pub fn with_remote(mut self, remote: Remote) -> Self {
+    pub(crate) fn with_remote(mut self, remote: Remote) -> Self {
         self.remote = Some(remote);
         self
     }
 
     /// The hedging and request limiter of the positional form, if any.
-    pub fn remote(&self) -> Option<&Remote> {
+    pub(crate) fn remote(&self) -> Option<&Remote> {
         self.remote.as_ref()
     }
 
     /// Whether this is a URL source (HTTP, S3): `--hedge auto` hedges those.
-    pub fn is_remote_store(&self) -> bool {
+    pub(crate) fn is_remote_store(&self) -> bool {
         #[cfg(feature = "object-store")]
         if matches!(self.kind, Kind::ObjectStore(_)) {
             return true;
@@ -654,154 +676,13 @@ impl fmt::Debug for Source {
     }
 }
 
-/// A source the harness can time: readable, seekable, movable between tasks.
-///
-/// Implemented for every `AsyncRead + AsyncSeek + Unpin + Send` type: tokio's `File`, a
-/// `std::io::Cursor`, an [`AsyncBufferedInput`], and so on.
-pub trait ReadSeek: AsyncRead + AsyncSeek + Unpin + Send {}
-
-impl<T: AsyncRead + AsyncSeek + Unpin + Send + ?Sized> ReadSeek for T {}
-
-/// A boxed [`ReadSeek`]: what a [`Source`] opens for each cell of a run.
-pub type BoxSource = Box<dyn ReadSeek>;
-
-/// `source` as a stream with no window of its own, so that each read of the stream is one
-/// request to `source`, as a stream reader of a network file would see: an input whose window
-/// is 1 byte reads every request of at least that straight into the caller's buffer.
-pub(crate) fn stream_of<S: PositionalSource>(source: Arc<S>) -> BoxSource {
-    Box::new(AsyncBufferedInput::with_capacity(
-        1,
-        PositionalFetch::from_arc(source),
-    ))
-}
-
-/// A type-erased [`PositionalSource`]: what a [`Source`] opens for the
-/// [read-ahead reader](crate::ReaderKind::BufferedReadAhead), whatever its concrete source
-/// ([`FileSource`], [`SlowLink`], `ObjectStoreSource`, ...). Clones share the source, as the
-/// tasks of a cell do.
-///
-/// [`PositionalSource`]'s methods return `impl Future`, so the trait cannot be a `dyn` object
-/// itself; this box forwards to it with one boxed future per request, which is nothing next to
-/// the requests the read-ahead reader makes (whole chunks).
-///
-/// # Examples
-///
-/// ```
-/// use async_buffered_input::source::{MemorySource, PositionalSource};
-/// use throughput_harness::BoxPositionalSource;
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> std::io::Result<()> {
-/// let source = BoxPositionalSource::new(MemorySource::new(&b"0123456789"[..]));
-/// let shared = source.clone();
-/// assert_eq!(&shared.read_at(3, 4).await?[..], b"3456");
-/// assert_eq!(source.len().await?, 10);
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Clone)]
-pub struct BoxPositionalSource {
-    inner: Arc<dyn DynPositional>,
-    type_name: &'static str,
-}
-
-impl BoxPositionalSource {
-    /// Boxes `source`.
-    pub fn new<S: PositionalSource>(source: S) -> Self {
-        Self {
-            inner: Arc::new(source),
-            type_name: std::any::type_name::<S>(),
-        }
-    }
-
-    /// The name of the boxed source's type, for messages.
-    pub fn type_name(&self) -> &'static str {
-        self.type_name
-    }
-}
-
-/// [`PositionalSource`] with boxed futures, so that it can be a `dyn` object.
-trait DynPositional: Send + Sync + 'static {
-    fn dyn_read_at(
-        &self,
-        offset: u64,
-        len: usize,
-    ) -> Pin<Box<dyn Future<Output = io::Result<Bytes>> + Send + '_>>;
-    fn dyn_len(&self) -> Pin<Box<dyn Future<Output = io::Result<u64>> + Send + '_>>;
-    fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize;
-    fn dyn_resource(&self) -> Option<String>;
-    fn dyn_description(&self) -> String;
-    fn dyn_release_buffers(&self);
-}
-
-impl<S: PositionalSource> DynPositional for S {
-    fn dyn_read_at(
-        &self,
-        offset: u64,
-        len: usize,
-    ) -> Pin<Box<dyn Future<Output = io::Result<Bytes>> + Send + '_>> {
-        Box::pin(self.read_at(offset, len))
-    }
-
-    fn dyn_len(&self) -> Pin<Box<dyn Future<Output = io::Result<u64>> + Send + '_>> {
-        Box::pin(self.len())
-    }
-
-    fn dyn_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        self.try_read_at(offset, buf)
-    }
-
-    fn dyn_resource(&self) -> Option<String> {
-        self.resource()
-    }
-
-    fn dyn_description(&self) -> String {
-        self.description()
-    }
-
-    fn dyn_release_buffers(&self) {
-        self.release_buffers();
-    }
-}
-
-impl PositionalSource for BoxPositionalSource {
-    /// The boxed source's `read_at`.
-    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
-        self.inner.dyn_read_at(offset, len)
-    }
-
-    /// The boxed source's `len`.
-    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
-        self.inner.dyn_len()
-    }
-
-    /// The boxed source's `try_read_at`.
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        self.inner.dyn_try_read_at(offset, buf)
-    }
-
-    /// The boxed source's `resource`.
-    fn resource(&self) -> Option<String> {
-        self.inner.dyn_resource()
-    }
-
-    /// The boxed source's `description`.
-    fn description(&self) -> String {
-        self.inner.dyn_description()
-    }
-
-    /// The boxed source's `release_buffers`.
-    fn release_buffers(&self) {
-        self.inner.dyn_release_buffers();
-    }
-}
-
-impl fmt::Debug for BoxPositionalSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BoxPositionalSource")
-            .field("type", &self.type_name)
-            .finish_non_exhaustive()
-    }
+/// The opened form of the source that verification compares with (see
+/// [`Source::open_reference`]).
+pub(crate) enum Reference {
+    /// Ranges read with `read_at`.
+    Positional(BoxPositionalSource),
+    /// Ranges read by a seek and `read_exact`.
+    Stream(BoxSource),
 }
 
 /// Opens `path` as a [`FileSource`], with the errors of [`open_file`].
@@ -964,6 +845,20 @@ fn file_url_path(text: &str, url: &Url) -> io::Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "opendal")]
+    #[test]
+    fn an_opendal_url_is_a_source_with_a_location() {
+        let s =
+            Source::from_url("ftp://u:pw@127.0.0.1:2121/d/f.bin?concurrent=8&chunk=1MiB").unwrap();
+        let location = s.opendal.as_ref().unwrap();
+        assert_eq!(location.tuning.concurrent, 8);
+        assert_eq!(&*location.uri, "ftp://u:pw@127.0.0.1:2121/d/f.bin");
+        assert_eq!(s.label(), "ftp://u@127.0.0.1:2121/d/f.bin");
+        assert_eq!(s.name(), "ftp");
+        assert!(s.has_positional() && s.path().is_none());
+        assert!(Source::from_url("ftp://h/f?gap=1").is_err());
+    }
 
     #[test]
     fn a_boxed_source_keeps_its_name_and_description() {

@@ -8,12 +8,21 @@ use std::time::Duration;
 use crate::plan::ReaderKind;
 use crate::report::{per_second, Report, Row, SourceReport};
 use crate::timing::Latency;
-use crate::units::{binary_size, seconds, short_duration, significant};
+use crate::units::{binary_size, ratio, seconds, short_duration, significant, wrap};
+use crate::verdict::Verdict;
 use crate::workload::Pattern;
 
+/// The width the text report fits by default, in characters.
+pub(crate) const WIDTH: usize = 120;
+
 impl fmt::Display for Report {
+    /// The report as text, in at most 120 columns (`WIDTH`): the table leaves out the columns
+    /// that do not fit, and says which. The alternate form (`{:#}`, `--wide` on the command line)
+    /// prints every column, however wide.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let wide = f.alternate();
         self.header(f)?;
+        writeln!(f)?;
         for source in &self.sources {
             write!(
                 f,
@@ -28,27 +37,31 @@ impl fmt::Display for Report {
             }
             writeln!(f)?;
             if let Some(write) = &source.write {
-                writeln!(
-                    f,
-                    "  {write} ({} writes of {} bytes)",
-                    write.writes, write.buffer_size
-                )?;
+                let detail = format!("({} writes of {} bytes)", write.writes, write.buffer_size);
+                paragraph(f, &format!("{write} {detail}"), "  ", "    ")?;
             }
-            writeln!(
-                f,
-                "  {} (1 MiB reads straight from the source)",
-                source.limit
-            )?;
+            writeln!(f, "  {}", source.limit)?;
         }
         writeln!(f)?;
-        self.table(f)?;
+        let left_out = self.table(f, if wide { usize::MAX } else { WIDTH })?;
         writeln!(f)?;
-        self.verdicts(f)
+        self.legend(f, &left_out)?;
+        writeln!(f)?;
+        self.checks(f)?;
+        self.conclusions(f)
     }
 }
 
+/// `text` as word-wrapped lines of at most [`WIDTH`] characters.
+fn paragraph(f: &mut fmt::Formatter<'_>, text: &str, first: &str, rest: &str) -> fmt::Result {
+    for line in wrap(text, first, rest, WIDTH) {
+        writeln!(f, "{line}")?;
+    }
+    Ok(())
+}
+
 /// The columns of the table; `pattern` and `tasks` only when the run varies them.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Column {
     Source,
     Reader,
@@ -72,6 +85,19 @@ enum Column {
 }
 
 impl Column {
+    /// The columns the default (narrow) table leaves out first, in order, until it fits.
+    const NARROWING: &'static [Column] = &[
+        Column::Bytes,
+        Column::Seconds,
+        Column::SourceSeeks,
+        Column::RequestsPerSecond,
+        Column::P50,
+        Column::SourceReads,
+        Column::P99,
+        Column::FetchedPerUsed,
+        Column::DiskHits,
+    ];
+
     fn title(self) -> &'static str {
         match self {
             Column::Source => "source",
@@ -142,76 +168,169 @@ impl Report {
         } else {
             format!("{} passes per cell", self.repetitions)
         };
-        writeln!(
+        paragraph(
             f,
-            "Throughput of {sources}: {patterns}, {tasks}, {passes}, {}.",
-            self.budgets_summary()
-        )?;
-        writeln!(
+            &format!(
+                "Throughput of {sources}: {patterns}, {tasks}, {passes}, {}.",
+                self.budgets_summary()
+            ),
+            "",
+            "  ",
+        )
+    }
+
+    /// What every row and column means: a line per reader in the table, then the units, the
+    /// latencies, the patterns' seed, and the columns left out for width (`left_out`).
+    fn legend(&self, f: &mut fmt::Formatter<'_>, left_out: &[Column]) -> fmt::Result {
+        let cells = || self.sources.iter().flat_map(|s| &s.cells);
+        writeln!(f, "Readers:")?;
+        let mut rows: Vec<(&str, String)> = Vec::new();
+        if let Some(write) = self.sources.iter().find_map(|s| s.write.as_ref()) {
+            rows.push((
+                "write",
+                format!(
+                    "the file written first, in writes of {} bytes (not a read)",
+                    write.buffer_size
+                ),
+            ));
+        }
+        rows.push((
+            "limit",
+            "one pass of 1 MiB reads straight from the source, one at a time (like dd bs=1M): \
+             the baseline of \"vs limit\""
+                .to_string(),
+        ));
+        let mut kinds: Vec<ReaderKind> = Vec::new();
+        for r in cells() {
+            if !kinds.contains(&r.cell.reader) {
+                kinds.push(r.cell.reader);
+            }
+        }
+        for kind in kinds {
+            rows.push((kind.name(), self.describe(kind)));
+        }
+        let name_width = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+        for (name, text) in &rows {
+            let first = format!("  {name:<name_width$}  ");
+            let rest = " ".repeat(first.len());
+            paragraph(f, text, &first, &rest)?;
+        }
+        paragraph(
             f,
-            "MB/s = 10^6 bytes/s. \"vs limit\" = MB/s / the source's limit row: one pass of 1 MiB \
-             reads straight from the source, one at a time (like dd bs=1M). \"vs buffered\" = \
-             MB/s / AsyncBufferedInput's at the same request size and window (its first window \
-             for readers without one). \"fetched/used\" = bytes the source returned / bytes \
-             the requests asked for."
+            "Columns: MB/s = 10^6 bytes/s. \"vs limit\" = MB/s / the source's limit row. \
+             \"vs buffered\" = MB/s / AsyncBufferedInput's at the same request size and window \
+             (its first window for readers without one). \"fetched/used\" = bytes the source \
+             returned / bytes the requests asked for. Ratios below 0.001 print as 1/N x. \
+             \"src reads\" = reads that reached the source; \"src seeks\" = those that did not \
+             continue the previous one.",
+            "",
+            "  ",
         )?;
-        writeln!(
+        paragraph(
             f,
             "p50, p99: latency per request, of requests sampled at random (about one per 100 µs \
              of running time). The timed passes only look at each request (its first and last \
              byte); every row is then read again, untimed, and every byte compared with the \
-             file."
+             file.",
+            "",
+            "  ",
         )?;
         if cells().any(|r| r.cell.pattern.is_random()) {
-            writeln!(
+            paragraph(
                 f,
-                "Random, clustered and term-lookup passes: requests at offsets drawn from seed \
-                 {}; a pass makes as many requests as read the file once, at most 10000, unless \
-                 set.",
-                self.seed
+                &format!(
+                    "Random, clustered and term-lookup passes: requests at offsets drawn from \
+                     seed {}; a pass makes as many requests as read the file once, at most \
+                     10000, unless set.",
+                    self.seed
+                ),
+                "",
+                "  ",
             )?;
         }
         if cells().any(|r| matches!(r.cell.pattern, Pattern::Terms { .. })) {
-            writeln!(
+            paragraph(
                 f,
-                "Term lookups: each request reads at a random offset in one of the file's {} \
-                 regions, picked by a Zipf-skewed rank (hot regions scattered over the file); \
-                 each task seeks, then reads.",
-                binary_size(Pattern::TERMS_REGION)
+                &format!(
+                    "Term lookups: each request reads at a random offset in one of the file's {} \
+                     regions, picked by a Zipf-skewed rank (hot regions scattered over the \
+                     file); each task seeks, then reads.",
+                    binary_size(Pattern::TERMS_REGION)
+                ),
+                "",
+                "  ",
             )?;
         }
-        if let Some(ahead) = self.read_ahead() {
-            writeln!(
+        if !left_out.is_empty() {
+            let titles: Vec<&str> = left_out.iter().map(|c| c.title()).collect();
+            paragraph(
                 f,
-                "{} = AsyncBufferedInput over the source's positional reads with read-ahead \
-                 (chunks of up to {}, up to {} at a time); its src reads are the requests that \
-                 reach the positional source, its src seeks the requests that do not continue \
-                 the previous one.",
-                ReaderKind::BufferedReadAhead.name(),
-                binary_size(ahead.chunk_size() as u64),
-                ahead.depth()
+                &format!(
+                    "Not shown to fit {WIDTH} columns: {} (--wide shows every column).",
+                    titles.join(", ")
+                ),
+                "",
+                "  ",
             )?;
         }
-        if let Some(capacity) = cells().find_map(|r| r.cache_capacity) {
-            writeln!(
-                f,
-                "{} = AsyncBufferedInput over the source's positional reads, without read-ahead, \
-                 through one block cache of {} per cell shared by its tasks, in blocks of the \
-                 window's size, fresh in every cell: its src reads are the block loads that \
-                 reach the source. The first pass of a cell is cold; with --repeat N the later \
-                 ones are warm.",
-                ReaderKind::Cached.name(),
-                binary_size(capacity)
-            )?;
-            if cells().any(|r| r.disk_hits.is_some()) {
-                writeln!(
-                    f,
-                    "Its disk hits are the blocks its --disk-cache tier served instead of the \
-                     source; the tier is kept across runs."
-                )?;
+        Ok(())
+    }
+
+    /// The legend of one reader.
+    fn describe(&self, kind: ReaderKind) -> String {
+        let cells = || self.sources.iter().flat_map(|s| &s.cells);
+        match kind {
+            ReaderKind::Buffered => "this crate's AsyncBufferedInput over the source's stream, \
+                one read_bytes per request; \"window\" is its buffer"
+                .to_string(),
+            ReaderKind::BufferedReadAhead => {
+                let shape = self.read_ahead().map_or_else(String::new, |ahead| {
+                    format!(
+                        " (chunks of up to {}, up to {} at a time)",
+                        binary_size(ahead.chunk_size() as u64),
+                        ahead.depth()
+                    )
+                });
+                format!(
+                    "AsyncBufferedInput over the source's positional reads with read-ahead{shape}; \
+                     its src reads are the requests that reach the positional source"
+                )
             }
+            ReaderKind::Cached => {
+                let capacity = cells()
+                    .find_map(|r| r.cache_capacity)
+                    .map_or_else(String::new, |c| format!(" of {}", binary_size(c)));
+                let disk = if cells().any(|r| r.disk_hits.is_some()) {
+                    "; \"disk hits\" are the blocks its --disk-cache tier served (the tier is \
+                     kept across runs)"
+                } else {
+                    ""
+                };
+                format!(
+                    "AsyncBufferedInput over the source's positional reads, without read-ahead, \
+                     through one block cache{capacity} per cell shared by its tasks, in blocks \
+                     of the window's size, fresh in every cell: its src reads are the block \
+                     loads that reach the source. The first pass of a cell is cold; with \
+                     --repeat N the later ones are warm{disk}"
+                )
+            }
+            ReaderKind::BufReader => {
+                "tokio's BufReader with the window's capacity, one read_exact per request".into()
+            }
+            ReaderKind::Unbuffered => "the bare source, one read_exact per request: every \
+                request is at least one source read (no window)"
+                .into(),
+            ReaderKind::ByteLoop => "tokio's BufReader with the window's capacity, each request \
+                read as one read_u8 per byte (Lucene's readBytes before LUCENE-695)"
+                .into(),
+            ReaderKind::OpendalReader => "OpenDAL's own reader with its default options \
+                (reader_with, into_futures_async_read, a seek where a request jumps, \
+                read_exact); its source reads are not known (0)"
+                .into(),
+            ReaderKind::OpendalReaderTuned => "OpenDAL's own reader with the concurrent and \
+                chunk options of the URL's query; its source reads are not known (0)"
+                .into(),
         }
-        writeln!(f)
     }
 
     /// `no time budget`, `time budget 2s per cell`, or `time budget per cell: 10s, 2s for byte
@@ -259,8 +378,9 @@ impl Report {
     }
 
     /// The aligned table: per source, its write and limit rows, then its cells grouped by
-    /// pattern, tasks and request size, a blank line between groups and between sources.
-    fn table(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// pattern, tasks and request size, a blank line between groups and between sources. Leaves
+    /// out columns, in [`Column::NARROWING`]'s order, until it fits `width`; returns those.
+    fn table(&self, f: &mut fmt::Formatter<'_>, width: usize) -> Result<Vec<Column>, fmt::Error> {
         let cells = || self.sources.iter().flat_map(|s| &s.cells);
         let varied_patterns = cells().any(|r| r.cell.pattern != Pattern::Sequential);
         let varied_tasks = cells().any(|r| r.cell.tasks != 1);
@@ -320,6 +440,43 @@ impl Report {
                 *w = (*w).max(cell.chars().count());
             }
         }
+        // Two spaces between columns; the note is last, so its width counts.
+        let total = |keep: &[bool]| -> usize {
+            let kept = widths.iter().zip(keep).filter(|(_, k)| **k);
+            let (n, sum) = kept.fold((0usize, 0usize), |(n, sum), (w, _)| (n + 1, sum + w));
+            sum + 2 * n.saturating_sub(1)
+        };
+        let mut keep = vec![true; columns.len()];
+        let mut left_out = Vec::new();
+        for column in Column::NARROWING {
+            if total(&keep) <= width {
+                break;
+            }
+            if let Some(i) = columns.iter().position(|c| c == column) {
+                keep[i] = false;
+                left_out.push(*column);
+            }
+        }
+        let pick = |row: &[String]| -> Vec<String> {
+            row.iter()
+                .zip(&keep)
+                .filter(|(_, k)| **k)
+                .map(|(c, _)| c.clone())
+                .collect()
+        };
+        let rows: Vec<Option<Vec<String>>> = rows.iter().map(|r| r.as_deref().map(pick)).collect();
+        let widths: Vec<usize> = widths
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(w, _)| *w)
+            .collect();
+        let columns: Vec<Column> = columns
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(c, _)| *c)
+            .collect();
         let line = |f: &mut fmt::Formatter<'_>, cells: &[&str]| -> fmt::Result {
             let mut out = String::new();
             for (i, ((cell, w), column)) in cells.iter().zip(&widths).zip(&columns).enumerate() {
@@ -345,11 +502,70 @@ impl Report {
                 None => writeln!(f)?,
             }
         }
+        Ok(left_out)
+    }
+
+    /// The verdict: per source, the best of this crate's readers at the smallest and the
+    /// largest request size, against the limit and against tokio's `BufReader`.
+    fn conclusions(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdicts: Vec<(&SourceReport, Verdict<'_>)> = self
+            .sources
+            .iter()
+            .flat_map(|s| s.verdicts().into_iter().map(move |v| (s, v)))
+            .collect();
+        if verdicts.is_empty() {
+            return Ok(());
+        }
+        let varied = verdicts
+            .iter()
+            .any(|(_, v)| v.pattern != Pattern::Sequential || v.tasks != 1);
+        writeln!(
+            f,
+            "\nVerdict: the best AsyncBufferedInput row at the smallest and the largest request size:"
+        )?;
+        for (source, v) in verdicts {
+            let mut what = source.name.clone();
+            if varied {
+                what.push_str(&format!(", {}, {} task", v.pattern.id(), v.tasks));
+                if v.tasks != 1 {
+                    what.push('s');
+                }
+            }
+            let text = match v.best {
+                None => format!(
+                    "{what}, {} requests: no AsyncBufferedInput row read right.",
+                    binary_size(v.read_size as u64)
+                ),
+                Some(best) => {
+                    let window = best.cell.capacity.map_or_else(String::new, |c| {
+                        format!(" ({} window)", binary_size(c as u64))
+                    });
+                    let limit = source
+                        .ratio_to_limit(best)
+                        .filter(|_| source.limit.complete)
+                        .map_or_else(
+                            || "limit not measured".into(),
+                            |x| format!("{} the limit", ratio(x)),
+                        );
+                    let tokio = v.ratio_to_buf_reader().map_or_else(
+                        || "no tokio BufReader row".into(),
+                        |x| format!("{} tokio BufReader", ratio(x)),
+                    );
+                    format!(
+                        "{what}, {} requests: {}{window} {} MB/s: {limit}, {tokio}.",
+                        binary_size(v.read_size as u64),
+                        best.cell.reader.name(),
+                        significant(best.mb_per_second(), 3),
+                    )
+                }
+            };
+            paragraph(f, &text, "  ", "      ")?;
+        }
         Ok(())
     }
 
     /// Partial rows, the verification verdict, and whether the sources hold the same bytes.
-    fn verdicts(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn checks(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rows: usize = self.sources.iter().map(|s| s.cells.len() + 1).sum();
         let partial: usize = self
             .sources
@@ -359,12 +575,16 @@ impl Report {
             })
             .sum();
         if partial > 0 {
-            writeln!(
+            paragraph(
                 f,
-                "partial: {partial} of {rows} rows ran out of time before making all their \
-                 requests {} time(s); their figures cover what they read, and their verification \
-                 the same requests.",
-                self.repetitions
+                &format!(
+                    "partial: {partial} of {rows} rows ran out of time before making all their \
+                     requests {} time(s); their figures cover what they read, and their \
+                     verification the same requests.",
+                    self.repetitions
+                ),
+                "",
+                "  ",
             )?;
         }
         let failures = self.failures();
@@ -386,13 +606,17 @@ impl Report {
                 .map(|s| s.cells.iter().filter(|r| r.error.is_none()).count())
                 .sum();
             let limits = self.sources.len();
-            writeln!(
+            paragraph(
                 f,
-                "verified: {cells} cell{} and {limits} limit row{} read the file's bytes: each \
-                 read again untimed, every byte compared with {}.",
-                if cells == 1 { "" } else { "s" },
-                if limits == 1 { "" } else { "s" },
-                self.truths()
+                &format!(
+                    "verified: {cells} cell{} and {limits} limit row{} read the file's bytes: \
+                     each read again untimed, every byte compared with {}.",
+                    if cells == 1 { "" } else { "s" },
+                    if limits == 1 { "" } else { "s" },
+                    self.truths()
+                ),
+                "",
+                "  ",
             )?;
         } else {
             writeln!(
@@ -450,7 +674,7 @@ impl Report {
 /// One row of the table, with the cells of `columns`.
 fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
     let dash = || "-".to_string();
-    let ratio = |x: Option<f64>| x.map_or_else(dash, |x| format!("{}x", significant(x, 3)));
+    let ratio = |x: Option<f64>| x.map_or_else(dash, ratio);
     let latency = |l: Option<Latency>, p99: bool| {
         l.map_or_else(dash, |l| short_duration(if p99 { l.p99 } else { l.p50 }))
     };

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use async_buffered_input::source::PositionalSource;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
-use crate::sources::{BoxPositionalSource, BoxSource, Source};
-use crate::verify::Mismatch;
+use crate::mismatch::Mismatch;
+use crate::sources::{Reference, Source};
 use crate::write::fill_pattern;
 
 /// What the bytes of a source should be, for the verification passes.
@@ -75,14 +75,6 @@ impl fmt::Debug for Truth {
                 .finish(),
         }
     }
-}
-
-/// The opened form of a [`Truth`] (see [`Source::open_reference`]).
-pub(crate) enum Reference {
-    /// Ranges read with `read_at`.
-    Positional(BoxPositionalSource),
-    /// Ranges read by a seek and `read_exact`.
-    Stream(BoxSource),
 }
 
 /// Where a [`TruthCursor`] gets its blocks.

@@ -116,6 +116,48 @@ pub(crate) fn significant(x: f64, digits: i32) -> String {
     format!("{x:.decimals$}")
 }
 
+/// A ratio as the table prints it: three significant digits and an `x` (`1.25x`, `0.00133x`),
+/// and below 0.001 as a fraction, `1/N x` with `N` to two significant digits (`1/1900x` for
+/// 0.000521), since a long run of zeros reads badly; `0x` for zero.
+pub(crate) fn ratio(x: f64) -> String {
+    if x > 0.0 && x < 0.001 {
+        format!("1/{}x", significant(rounded(1.0 / x, 2), 2))
+    } else {
+        format!("{}x", significant(x, 3))
+    }
+}
+
+/// `x` rounded to `digits` significant digits (`1918.6` to 2 is `1900`).
+fn rounded(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a word longer than that
+/// stands alone on its line), the first line starting with `first`, the others with `rest`.
+pub(crate) fn wrap(text: &str, first: &str, rest: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let len = line.chars().count();
+        if !empty && len + 1 + word.chars().count() > width {
+            lines.push(std::mem::replace(&mut line, rest.to_string()));
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    lines.push(line);
+    lines
+}
+
 /// Seconds, with millisecond resolution for short times.
 pub(crate) fn seconds(s: f64) -> String {
     if s < 10.0 {
@@ -144,6 +186,55 @@ pub(crate) fn short_duration(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ratios_below_a_thousandth_are_fractions() {
+        for (x, text) in [
+            (0.0, "0x"),
+            (1.0, "1.00x"),
+            (170.4, "170x"),
+            (0.858, "0.858x"),
+            (0.00133, "0.00133x"),
+            (0.001, "0.00100x"),
+            (0.000999, "1/1000x"),
+            (0.000521, "1/1900x"),
+            (0.0000514, "1/19000x"),
+            (0.00000746, "1/130000x"),
+        ] {
+            assert_eq!(ratio(x), text, "{x}");
+        }
+    }
+
+    #[test]
+    fn wrapping_keeps_words_whole_and_lines_short() {
+        let text = "one two three four five six seven eight nine ten eleven twelve";
+        let lines = wrap(text, "  ", "    ", 16);
+        assert_eq!(
+            lines,
+            [
+                "  one two three",
+                "    four five",
+                "    six seven",
+                "    eight nine",
+                "    ten eleven",
+                "    twelve"
+            ]
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 16));
+        assert_eq!(
+            lines
+                .join(" ")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+            text
+        );
+        // A word longer than the width stands alone, whole.
+        assert_eq!(
+            wrap("a verylongword b", "", "", 5),
+            ["a", "verylongword", "b"]
+        );
+    }
 
     #[test]
     fn sizes_take_binary_and_decimal_units() {

@@ -19,10 +19,12 @@ use std::sync::{Arc, Mutex};
 use async_buffered_input::fetch::ReadAhead;
 
 use crate::error::context;
+use crate::mismatch::Mismatch;
 use crate::plan::Cell;
 use crate::plan::DiskCacheSpec;
 use crate::readers::{each_reader, Counts, Readers, RequestReader};
 use crate::sources::Source;
+use crate::tasks::{all_tasks, failed_request};
 use crate::truth::{Truth, TruthCursor};
 use crate::workload::Requests;
 
@@ -176,53 +178,6 @@ impl Fingerprint {
     /// Folds in another task's fingerprint, in task order.
     pub(crate) fn combine(&mut self, other: Fingerprint) {
         self.0 = self.0.rotate_left(17) ^ other.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-/// Why a cell (or the limit row) failed its verification.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Mismatch {
-    /// A byte the reader handed out in the verification pass differs from the truth: the
-    /// source's byte (or the harness's pattern in a file it wrote).
-    Byte {
-        /// The task that read it (0 with one task).
-        task: usize,
-        /// Its offset in the file.
-        offset: u64,
-        /// The byte the file holds.
-        expected: u8,
-        /// The byte the reader handed out.
-        found: u8,
-    },
-    /// The timed pass looked at other bytes than the verification pass read (the first and last
-    /// byte of each request): the reader handed out different bytes in the two passes.
-    TimedPass,
-}
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Mismatch::Byte {
-                task,
-                offset,
-                expected,
-                found,
-            } => {
-                write!(
-                    f,
-                    "byte {offset} is {found:#04x}, the file holds {expected:#04x}"
-                )?;
-                if *task > 0 {
-                    write!(f, " (task {task})")?;
-                }
-                Ok(())
-            }
-            Mismatch::TimedPass => f.write_str(
-                "the timed pass saw other bytes than the verification pass (the first and last \
-                 byte of its requests)",
-            ),
-        }
     }
 }
 
@@ -518,7 +473,7 @@ async fn verify_tasks<R: RequestReader>(
         .zip(made)
         .map(|((reader, cursor), &made)| (reader, cursor, made))
         .collect();
-    let results = crate::run::all_tasks(jobs, |task, (reader, cursor, made)| {
+    let results = all_tasks(jobs, |task, (reader, cursor, made)| {
         verify_task(reader, Arc::clone(requests), task, made, cursor)
     })
     .await?;
@@ -565,7 +520,7 @@ async fn verify_task<R: RequestReader>(
             }
             let request = &mut buf[..len];
             if let Err(e) = reader.read_at(offset, request).await {
-                return Err(crate::run::failed_request(e, task, offset, pass));
+                return Err(failed_request(e, task, offset, pass));
             }
             done += 1;
             // In place and synchronous while the truth is at hand; awaits only to load more.

@@ -427,11 +427,18 @@ impl Iterator for Walk<'_> {
     }
 }
 
+/// 2^64 divided by the golden ratio: SplitMix64's increment.
+pub(crate) const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// SplitMix64 of `x`: a bijective mix, good enough to scatter offsets and cheap.
 pub(crate) fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    mix64(x.wrapping_add(GOLDEN))
+}
+
+/// SplitMix64's finalizer: a bijective mix of `z`.
+pub(crate) fn mix64(z: u64) -> u64 {
+    let z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
 

@@ -9,6 +9,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::error::context;
 use crate::report::WriteReport;
+use crate::workload::{mix64, GOLDEN};
 
 /// Creates (or truncates) `path` and writes `len` bytes of the [test pattern](fill_pattern) in
 /// writes of `buffer_size` bytes, timed up to `sync_all`.
@@ -85,13 +86,38 @@ pub fn fill_pattern(offset: u64, buf: &mut [u8]) {
     tail.copy_from_slice(&word(at / 8).to_le_bytes()[..len]);
 }
 
-/// SplitMix64 of `i`.
+/// Whether a write phase can create `path`: not a directory, in a folder that exists.
+pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
+    if path.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!(
+                "cannot write {}: it is a directory, not a file",
+                path.display()
+            ),
+        ));
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "cannot write {}: the folder {} does not exist",
+                path.display(),
+                parent.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The pattern's word `i`: SplitMix64's finalizer of `(i + 1)` times the golden ratio.
 #[inline]
 fn word(i: u64) -> u64 {
-    let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    mix64(i.wrapping_add(1).wrapping_mul(GOLDEN))
 }
 
 #[cfg(test)]

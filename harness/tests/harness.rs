@@ -37,6 +37,12 @@ fn temp_dir() -> tempfile::TempDir {
 }
 
 /// The reader column of a row of the table: after the source name, up to two spaces.
+/// `text` with its lines joined and its runs of white space folded: the report's prose as one
+/// line, wherever the 120 columns wrapped it.
+fn prose(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn reader_of(row: &str) -> &str {
     let rest = row
         .split_once(' ')
@@ -779,9 +785,7 @@ async fn a_file_without_the_pattern_is_verified_against_itself() {
     );
     assert!(report.verified(), "{report}");
     assert_eq!(source.limit.checksum, Checksum::of(&data));
-    assert!(report
-        .to_string()
-        .contains("compared with the source read straight"));
+    assert!(prose(&report.to_string()).contains("compared with the source read straight"));
 }
 
 #[tokio::test]
@@ -975,7 +979,8 @@ async fn the_table_is_aligned_and_says_its_units() {
         .run()
         .await
         .unwrap();
-    let table = report.to_string();
+    // Every column: the wide form.
+    let table = format!("{report:#}");
     assert!(
         table.starts_with(
             "Throughput of 1 source: sequential reads, 1 task, 1 pass per cell, no time budget."
@@ -993,9 +998,15 @@ async fn the_table_is_aligned_and_says_its_units() {
         "{table}"
     );
     assert!(
-        table.contains("AsyncBufferedInput+RA = AsyncBufferedInput over the source's positional reads with read-ahead"),
+        table
+            .lines()
+            .any(|l| l.starts_with("  AsyncBufferedInput+RA ")
+                && l.contains(
+                    "  AsyncBufferedInput over the source's positional reads with read-ahead"
+                )),
         "{table}"
     );
+    assert!(!table.contains("Not shown"), "{table}");
     let lines: Vec<&str> = table.lines().collect();
     let header = lines.iter().position(|l| l.starts_with("source ")).unwrap();
     for title in [
@@ -1018,7 +1029,7 @@ async fn the_table_is_aligned_and_says_its_units() {
     assert!(!lines[header].contains("pattern") && !lines[header].contains("tasks"));
     let rows: Vec<&str> = lines[header + 1..]
         .iter()
-        .take_while(|l| !l.starts_with("verified"))
+        .take_while(|l| !l.starts_with("Readers:"))
         .copied()
         .collect();
     let data_rows: Vec<&str> = rows.iter().filter(|l| !l.is_empty()).copied().collect();
@@ -1054,6 +1065,112 @@ async fn the_table_is_aligned_and_says_its_units() {
         2 + 1,
         "{table}"
     );
+}
+
+/// `x` as the table prints ratios, read back: `1.25x`, or `1/1900x` below 0.001.
+fn parse_ratio(text: &str) -> f64 {
+    let number = text.strip_suffix('x').unwrap_or_else(|| panic!("{text:?}"));
+    match number.strip_prefix("1/") {
+        Some(n) => 1.0 / n.parse::<f64>().unwrap(),
+        None => number.parse().unwrap(),
+    }
+}
+
+#[tokio::test]
+async fn the_default_text_fits_120_columns_explains_every_reader_and_ends_with_a_verdict() {
+    let report = Plan::new(Source::memory(pattern(50_000)))
+        .sizes([10, 1000])
+        .capacities([512, 4096])
+        .run()
+        .await
+        .unwrap();
+    let text = report.to_string();
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 120,
+            "{} chars: {line}",
+            line.chars().count()
+        );
+    }
+    // Some columns had to go, and the legend says which.
+    assert!(text.contains("\nNot shown to fit 120 columns: "), "{text}");
+    let wide = format!("{report:#}");
+    assert!(wide.lines().any(|l| l.chars().count() > 120), "{wide}");
+    // A legend line for every reader in the table.
+    let legend: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "Readers:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    for name in [
+        "limit",
+        "AsyncBufferedInput",
+        "AsyncBufferedInput+RA",
+        "tokio BufReader",
+        "unbuffered",
+        "byte loop",
+    ] {
+        assert!(
+            legend
+                .iter()
+                .any(|l| l.trim_start().split("  ").next() == Some(name)),
+            "no legend for {name}:\n{text}"
+        );
+    }
+    // The verdict is last: one line per request size, naming the fastest AsyncBufferedInput
+    // row and its ratios to the limit and to the fastest tokio BufReader at that size.
+    let source = &report.sources[0];
+    let verdict: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Verdict: "))
+        .skip(1)
+        .collect();
+    assert_eq!(verdict.len(), 2, "{text}");
+    for (line, (size, size_text)) in verdict.iter().zip([(10, "10 B"), (1000, "1000 B")]) {
+        let fastest = |keep: &dyn Fn(ReaderKind) -> bool| {
+            source
+                .cells
+                .iter()
+                .filter(|r| r.cell.read_size == size && keep(r.cell.reader))
+                .max_by(|a, b| a.bytes_per_second().total_cmp(&b.bytes_per_second()))
+                .unwrap()
+        };
+        let best = fastest(&|k| {
+            matches!(
+                k,
+                ReaderKind::Buffered | ReaderKind::BufferedReadAhead | ReaderKind::Cached
+            )
+        });
+        let tokio = fastest(&|k| k == ReaderKind::BufReader);
+        let window = match best.cell.capacity {
+            Some(512) => "512 B",
+            Some(4096) => "4 KiB",
+            other => panic!("{other:?}"),
+        };
+        let start = format!(
+            "  memory, {size_text} requests: {} ({window} window) ",
+            best.cell.reader.name()
+        );
+        assert!(
+            line.starts_with(&start),
+            "{line:?} should start with {start:?}"
+        );
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = |w: &str| words.iter().position(|x| *x == w).unwrap();
+        let to_limit = parse_ratio(words[at("the") - 1]);
+        let to_tokio = parse_ratio(words[at("tokio") - 1]);
+        let expected_limit = source.ratio_to_limit(best).unwrap();
+        let expected_tokio = best.bytes_per_second() / tokio.bytes_per_second();
+        assert!(
+            (to_limit / expected_limit - 1.0).abs() < 0.01,
+            "{line}: {expected_limit}"
+        );
+        assert!(
+            (to_tokio / expected_tokio - 1.0).abs() < 0.01,
+            "{line}: {expected_tokio}"
+        );
+    }
 }
 
 #[test]
@@ -1095,8 +1212,8 @@ async fn readers_can_have_budgets_of_their_own() {
     );
     let table = report.to_string();
     assert!(
-        table.contains(
-            ", time budget per cell: 60s, none for tokio BufReader, 5s for byte loop and unbuffered.\n"
+        prose(&table).contains(
+            ", time budget per cell: 60s, none for tokio BufReader, 5s for byte loop and unbuffered. "
         ),
         "{table}"
     );
@@ -1160,9 +1277,7 @@ async fn read_ahead_overlaps_the_round_trips_of_a_slow_link() {
     assert_eq!(ahead.underlying_reads, 17, "{ahead:?}");
     assert_eq!(ahead.underlying_seeks, 0, "{ahead:?}");
     assert_eq!(ahead.read_ahead, Some(ReadAhead::new(64 << 10, 4)));
-    assert!(report
-        .to_string()
-        .contains("(chunks of up to 64 KiB, up to 4 at a time)"));
+    assert!(prose(&report.to_string()).contains("(chunks of up to 64 KiB, up to 4 at a time)"));
 }
 
 #[tokio::test]

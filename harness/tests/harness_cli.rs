@@ -341,7 +341,12 @@ fn the_default_output_is_a_table_and_the_temporary_file_is_deleted() {
         "{table}"
     );
     assert!(
-        table.contains("AsyncBufferedInput+RA = AsyncBufferedInput over the source's positional reads with read-ahead"),
+        table
+            .lines()
+            .any(|l| l.starts_with("  AsyncBufferedInput+RA ")
+                && l.contains(
+                    "  AsyncBufferedInput over the source's positional reads with read-ahead"
+                )),
         "{table}"
     );
     for name in [
@@ -370,6 +375,76 @@ fn the_default_output_is_a_table_and_the_temporary_file_is_deleted() {
         .unwrap();
     assert!(path.ends_with(".bin"), "{source_line}");
     assert!(!Path::new(path).exists(), "{path} should have been deleted");
+}
+
+#[test]
+fn the_default_sweep_fits_120_columns_and_ends_with_a_verdict() {
+    // The default sizes and windows over a smaller file than the default's, in a short budget.
+    let out = run(&["--file-size", "256KiB", "--budget", "300ms"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 120,
+            "{} chars: {line}",
+            line.chars().count()
+        );
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let verdict = lines
+        .iter()
+        .position(|l| l.starts_with("Verdict: "))
+        .unwrap_or_else(|| panic!("no verdict:\n{text}"));
+    // The smallest and the largest default request size, each a line (or two, wrapped).
+    let rest = &lines[verdict + 1..];
+    assert!(matches!(rest.len(), 2..=4), "{text}");
+    assert!(
+        rest[0].starts_with("  ext") || rest[0].starts_with("  "),
+        "{text}"
+    );
+    assert!(
+        rest[0].contains(", 1 B requests: AsyncBufferedInput"),
+        "{text}"
+    );
+    let last = rest
+        .iter()
+        .position(|l| l.contains(", 64 KiB requests: "))
+        .unwrap();
+    assert!(rest[last].contains(" MB/s: "), "{text}");
+    let tail = rest[last..].join(" ");
+    assert!(
+        tail.contains(" the limit, ") && tail.contains(" tokio BufReader."),
+        "{text}"
+    );
+
+    // --wide prints every column, the narrow table says which it left out.
+    assert!(
+        text.contains("Not shown to fit 120 columns: bytes read, "),
+        "{text}"
+    );
+    let out = run(&[
+        "--file-size",
+        "64KiB",
+        "--sizes",
+        "100",
+        "--capacities",
+        "4KiB",
+        "--wide",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let wide = stdout(&out);
+    let header = wide.lines().find(|l| l.starts_with("source ")).unwrap();
+    for title in [
+        "bytes read",
+        "seconds",
+        "requests/s",
+        "p50",
+        "src seeks",
+        "fetched/used",
+    ] {
+        assert!(header.contains(title), "{title}: {header}");
+    }
+    assert!(!wide.contains("Not shown"), "{wide}");
 }
 
 #[test]

@@ -334,7 +334,9 @@ async fn the_cached_reader_verifies_lookups_and_saves_source_reads() {
     }
     let table = report.to_string();
     assert!(table.contains("AsyncBufferedInput+cache"), "{table}");
-    assert!(table.contains("block cache of 256 MiB per cell"), "{table}");
+    // The legend's prose, wherever the 120 columns wrapped it.
+    let prose = table.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(prose.contains("block cache of 256 MiB per cell"), "{table}");
     let json = report.json();
     let cached_rows: Vec<_> = json
         .as_array()

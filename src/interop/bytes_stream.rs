@@ -1,4 +1,3 @@
-use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::{pin, Pin};
@@ -27,6 +26,7 @@ use crate::AsyncBufferedInput;
 /// from [`into_inner`](Self::into_inner), is at the position the chunk would have started at,
 /// and a new stream (or any read) from there asks the source again.
 #[must_use = "streams do nothing unless polled"]
+#[derive(Debug)]
 pub struct BytesStream<F> {
     input: AsyncBufferedInput<F>,
     // At least 1.
@@ -144,15 +144,5 @@ impl<F: Fetch> FusedStream for BytesStream<F> {
     /// True once the stream returned its end or an error.
     fn is_terminated(&self) -> bool {
         self.done
-    }
-}
-
-impl<F: fmt::Debug> fmt::Debug for BytesStream<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BytesStream")
-            .field("input", &self.input)
-            .field("max_chunk", &self.max_chunk)
-            .field("done", &self.done)
-            .finish()
     }
 }

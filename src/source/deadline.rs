@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::forward::forward;
 use super::source_error::SourceError;
 use super::{DeadlineStats, PositionalSource};
 use crate::metrics;
@@ -134,22 +135,11 @@ impl<S: PositionalSource> PositionalSource for Deadline<S> {
         }
     }
 
-    /// The inner source's (it never waits).
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        self.inner.try_read_at(offset, buf)
-    }
-
-    fn resource(&self) -> Option<String> {
-        self.inner.resource()
-    }
-
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-
-    fn release_buffers(&self) {
-        self.inner.release_buffers();
-    }
+    forward!(inner =>
+        /// The inner source's (it never waits).
+        try_read_at,
+        resource, description, release_buffers
+    );
 }
 
 impl<S: fmt::Debug> fmt::Debug for Deadline<S> {

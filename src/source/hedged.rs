@@ -9,6 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::forward::forward;
 use super::hedge_policy::HedgeDelay;
 use super::latency_window::LatencyWindow;
 use super::{HedgePolicy, HedgeStats, PositionalSource};
@@ -146,10 +147,19 @@ impl<S> Hedged<S> {
             .is_ok()
     }
 
+    /// Records the latency since `started` in the window the delay is learned from.
     fn record(&self, started: Instant) {
         if let Some(latencies) = &self.latencies {
             latencies.record(started.elapsed());
         }
+    }
+
+    /// `result`, with the latency since `started` recorded if it is a success.
+    fn recorded(&self, started: Instant, result: io::Result<Bytes>) -> io::Result<Bytes> {
+        if result.is_ok() {
+            self.record(started);
+        }
+        result
     }
 }
 
@@ -166,11 +176,7 @@ impl<S: PositionalSource> Hedged<S> {
         let started = Instant::now();
         let mut first = pin!(first);
         let Some(delay) = self.delay() else {
-            let result = first.await;
-            if result.is_ok() {
-                self.record(started);
-            }
-            return result;
+            return self.recorded(started, first.await);
         };
         let first_result = tokio::select! {
             biased;
@@ -178,17 +184,10 @@ impl<S: PositionalSource> Hedged<S> {
             () = tokio::time::sleep(delay) => None,
         };
         if let Some(result) = first_result {
-            if result.is_ok() {
-                self.record(started);
-            }
-            return result;
+            return self.recorded(started, result);
         }
         if !self.take_token() {
-            let result = first.await;
-            if result.is_ok() {
-                self.record(started);
-            }
-            return result;
+            return self.recorded(started, first.await);
         }
         self.hedges_fired.fetch_add(1, Ordering::Relaxed);
         metrics::hedge_fired();
@@ -262,35 +261,21 @@ impl<S: PositionalSource> PositionalSource for Hedged<S> {
         .await
     }
 
-    /// The inner source's length, not hedged.
-    ///
-    /// # Errors
-    ///
-    /// The inner source's.
-    ///
-    /// # Cancel safety
-    ///
-    /// The inner source's.
-    async fn len(&self) -> io::Result<u64> {
-        self.inner.len().await
-    }
-
-    /// The inner source's (it never waits, so there is nothing to hedge).
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        self.inner.try_read_at(offset, buf)
-    }
-
-    fn resource(&self) -> Option<String> {
-        self.inner.resource()
-    }
-
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-
-    fn release_buffers(&self) {
-        self.inner.release_buffers();
-    }
+    forward!(inner =>
+        /// The inner source's length, not hedged.
+        ///
+        /// # Errors
+        ///
+        /// The inner source's.
+        ///
+        /// # Cancel safety
+        ///
+        /// The inner source's.
+        len,
+        /// The inner source's (it never waits, so there is nothing to hedge).
+        try_read_at,
+        resource, description, release_buffers
+    );
 }
 
 impl<S: fmt::Debug> fmt::Debug for Hedged<S> {

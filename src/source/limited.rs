@@ -1,9 +1,9 @@
-use std::fmt;
 use std::io;
 
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::forward::forward;
 use super::{PositionalSource, RequestLimiter};
 use crate::metrics;
 
@@ -16,6 +16,7 @@ use crate::metrics;
 /// the future is dropped); [`try_read_at`](PositionalSource::try_read_at), which never waits,
 /// goes straight to the inner source. Put it below a cache (`Cached<Limited<S>>`) so that hits
 /// never wait.
+#[derive(Debug)]
 pub struct Limited<S> {
     inner: S,
     limiter: RequestLimiter,
@@ -74,29 +75,9 @@ impl<S: PositionalSource> PositionalSource for Limited<S> {
         self.inner.len().await
     }
 
-    /// The inner source's, without waiting for a turn (it never waits).
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        self.inner.try_read_at(offset, buf)
-    }
-
-    fn resource(&self) -> Option<String> {
-        self.inner.resource()
-    }
-
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-
-    fn release_buffers(&self) {
-        self.inner.release_buffers();
-    }
-}
-
-impl<S: fmt::Debug> fmt::Debug for Limited<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Limited")
-            .field("inner", &self.inner)
-            .field("limiter", &self.limiter)
-            .finish()
-    }
+    forward!(inner =>
+        /// The inner source's, without waiting for a turn (it never waits).
+        try_read_at,
+        resource, description, release_buffers
+    );
 }

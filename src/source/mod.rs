@@ -56,6 +56,7 @@ mod deadline;
 mod deadline_stats;
 mod dyn_source;
 mod file_source;
+mod forward;
 mod hedge_policy;
 mod hedge_stats;
 mod hedged;

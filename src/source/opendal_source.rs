@@ -198,13 +198,7 @@ impl OpendalSource {
                     .with_timeout(Self::REQUEST_TIMEOUT)
                     .with_io_timeout(Self::IO_TIMEOUT),
             );
-        let length = stat_length(&operator, &path, &name).await?;
-        Ok(Self {
-            operator,
-            path,
-            name,
-            length,
-        })
+        Self::stat(operator, path, name).await
     }
 
     /// Opens the file at `path` (relative to the operator's root) of `operator`, asking its
@@ -225,12 +219,27 @@ impl OpendalSource {
     pub async fn open(operator: Operator, path: impl Into<String>) -> io::Result<Self> {
         let path = path.into();
         let name = default_name(&operator, &path);
-        let length = stat_length(&operator, &path, &name).await?;
+        Self::stat(operator, path, name).await
+    }
+
+    /// The source over `path` of `operator`, named `name`, with the length from one `stat`; a
+    /// directory is an error.
+    async fn stat(operator: Operator, path: String, name: String) -> io::Result<Self> {
+        let meta = operator
+            .stat(&path)
+            .await
+            .map_err(|e| io_error(format!("stat {name}"), e))?;
+        if meta.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                format!("stat {name}: a directory, not a file"),
+            ));
+        }
         Ok(Self {
+            length: meta.content_length(),
             operator,
             path,
             name,
-            length,
         })
     }
 
@@ -308,21 +317,6 @@ fn default_name(operator: &Operator, path: &str) -> String {
     }
     name.push_str(path.trim_start_matches('/'));
     name
-}
-
-/// The length of `path` from one `stat`; a directory is an error.
-async fn stat_length(operator: &Operator, path: &str, name: &str) -> io::Result<u64> {
-    let meta = operator
-        .stat(path)
-        .await
-        .map_err(|e| io_error(format!("stat {name}"), e))?;
-    if meta.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            format!("stat {name}: a directory, not a file"),
-        ));
-    }
-    Ok(meta.content_length())
 }
 
 /// OpenDAL's error as an `io::Error` whose message is `context` and whose kind is described

@@ -3,6 +3,8 @@ use std::io;
 
 use bytes::Bytes;
 
+use super::forward::forward;
+
 /// A source that serves byte ranges independently, with no cursor: local files, memory, object
 /// stores.
 ///
@@ -74,54 +76,10 @@ pub trait PositionalSource: Send + Sync + 'static {
 
 /// A shared source is a source: every method forwards to it, with no box and no copy.
 impl<S: PositionalSource + ?Sized> PositionalSource for std::sync::Arc<S> {
-    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
-        (**self).read_at(offset, len)
-    }
-
-    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
-        (**self).len()
-    }
-
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        (**self).try_read_at(offset, buf)
-    }
-
-    fn resource(&self) -> Option<String> {
-        (**self).resource()
-    }
-
-    fn description(&self) -> String {
-        (**self).description()
-    }
-
-    fn release_buffers(&self) {
-        (**self).release_buffers();
-    }
+    forward!(* => read_at, len, try_read_at, resource, description, release_buffers);
 }
 
 /// A boxed source is a source: every method forwards to it, with no second box.
 impl<S: PositionalSource + ?Sized> PositionalSource for Box<S> {
-    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
-        (**self).read_at(offset, len)
-    }
-
-    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
-        (**self).len()
-    }
-
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        (**self).try_read_at(offset, buf)
-    }
-
-    fn resource(&self) -> Option<String> {
-        (**self).resource()
-    }
-
-    fn description(&self) -> String {
-        (**self).description()
-    }
-
-    fn release_buffers(&self) {
-        (**self).release_buffers();
-    }
+    forward!(* => read_at, len, try_read_at, resource, description, release_buffers);
 }

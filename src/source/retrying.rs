@@ -1,9 +1,9 @@
-use std::fmt;
 use std::io;
 use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::forward::forward;
 use super::source_error::SourceError;
 use super::PositionalSource;
 
@@ -33,6 +33,7 @@ use super::PositionalSource;
 /// let input = AsyncBufferedInput::new(PositionalFetch::new(source));
 /// # let _ = input;
 /// ```
+#[derive(Debug)]
 pub struct Retrying<S> {
     inner: S,
     policy: RetryPolicy,
@@ -159,31 +160,11 @@ impl<S: PositionalSource> PositionalSource for Retrying<S> {
         self.retry(|| self.inner.len()).await
     }
 
-    /// The inner source's, not retried (it never fails: it gives 0).
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        self.inner.try_read_at(offset, buf)
-    }
-
-    fn resource(&self) -> Option<String> {
-        self.inner.resource()
-    }
-
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-
-    fn release_buffers(&self) {
-        self.inner.release_buffers();
-    }
-}
-
-impl<S: fmt::Debug> fmt::Debug for Retrying<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Retrying")
-            .field("inner", &self.inner)
-            .field("policy", &self.policy)
-            .finish()
-    }
+    forward!(inner =>
+        /// The inner source's, not retried (it never fails: it gives 0).
+        try_read_at,
+        resource, description, release_buffers
+    );
 }
 
 #[cfg(test)]

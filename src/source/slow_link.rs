@@ -6,6 +6,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::forward::forward;
 use super::PositionalSource;
 
 /// A [`PositionalSource`] wrapper that serves its inner source's bytes as if over a network
@@ -123,19 +124,13 @@ impl<S: PositionalSource> PositionalSource for SlowLink<S> {
         Ok(data)
     }
 
-    /// The inner source's name.
-    fn resource(&self) -> Option<String> {
-        self.inner.resource()
-    }
-
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-
-    /// The inner source's.
-    fn release_buffers(&self) {
-        self.inner.release_buffers();
-    }
+    forward!(inner =>
+        /// The inner source's name.
+        resource,
+        description,
+        /// The inner source's.
+        release_buffers
+    );
 
     /// The inner source's length, after one round trip.
     async fn len(&self) -> io::Result<u64> {

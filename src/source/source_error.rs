@@ -2,6 +2,8 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::io;
 
+use crate::error::debug_as_message;
+
 /// A source failure: what was asked of which source, and why it failed, in one line.
 ///
 /// The payload of the [`io::Error`]s the crate's sources return (and what
@@ -102,17 +104,12 @@ impl fmt::Display for SourceError {
 /// line; `{:#?}` shows the fields, the cause's own `Debug` included.
 impl fmt::Debug for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if f.alternate() {
-            f.debug_struct("SourceError")
+        debug_as_message(f, "SourceError", self, |fields| {
+            fields
                 .field("context", &self.context)
                 .field("reason", &self.reason)
-                .field("cause", &self.cause)
-                .finish()
-        } else {
-            f.debug_tuple("SourceError")
-                .field(&self.to_string())
-                .finish()
-        }
+                .field("cause", &self.cause);
+        })
     }
 }
 

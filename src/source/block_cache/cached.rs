@@ -14,6 +14,8 @@ use super::key::{BlockKey, SourceKey};
 use super::load_error::{LoadError, SharedError};
 use super::slot::{Block, Slot};
 use super::stats::bump;
+use crate::metrics::{self, Tier};
+use crate::source::forward::forward;
 use crate::source::PositionalSource;
 
 /// Where a block is looked for on disk (see `Cached::disk_key`).
@@ -165,6 +167,7 @@ impl<S: PositionalSource> Cached<S> {
         let c = self.cache.counters();
         let slot = if let Some(slot) = blocks.get(&key) {
             bump(&c.hits);
+            metrics::cache_hits(Tier::Memory, 1);
             slot
         } else {
             match blocks.get_value_or_guard_async(&key).await {
@@ -176,6 +179,7 @@ impl<S: PositionalSource> Cached<S> {
                 // This reader loads it. If this future is dropped first, so is the guard, and
                 // a waiting reader takes over.
                 Err(guard) => {
+                    metrics::cache_misses(Tier::Memory, 1);
                     let slot = match self.load(index).await {
                         Ok(block) => Slot::Kept(block),
                         Err(e) => Slot::Passed(Arc::new(e)),
@@ -217,9 +221,11 @@ impl<S: PositionalSource> Cached<S> {
             DiskLookup::Key(disk, key, expected) => {
                 if let Some(block) = disk.get(&key).await {
                     if block.len() == expected {
+                        metrics::cache_hits(Tier::Disk, 1);
                         return self.keep(block);
                     }
                 }
+                metrics::cache_misses(Tier::Disk, 1);
                 Some((disk, key))
             }
         };
@@ -424,6 +430,7 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
                 break; // at or past the end of the source
             }
             bump(&self.cache.counters().hits);
+            metrics::cache_hits(Tier::Memory, 1);
             let n = (block.len() - within).min(buf.len() - filled);
             buf[filled..filled + n].copy_from_slice(&block[within..within + n]);
             filled += n;
@@ -434,19 +441,13 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
         filled
     }
 
-    /// The inner source's.
-    fn resource(&self) -> Option<String> {
-        self.inner.resource()
-    }
-
-    fn description(&self) -> String {
-        self.inner.description()
-    }
-
-    /// The inner source's (the cache's blocks are not the input's buffers: they stay).
-    fn release_buffers(&self) {
-        self.inner.release_buffers();
-    }
+    forward!(inner =>
+        /// The inner source's.
+        resource,
+        description,
+        /// The inner source's (the cache's blocks are not the input's buffers: they stay).
+        release_buffers
+    );
 }
 
 impl<S: fmt::Debug> fmt::Debug for Cached<S> {

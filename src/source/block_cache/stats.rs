@@ -93,15 +93,22 @@ macro_rules! for_each_field {
     };
 }
 
+impl BlockCacheStats {
+    /// `op` applied field by field.
+    fn zip(self, other: Self, op: fn(u64, u64) -> u64) -> Self {
+        macro_rules! zip {
+            ($($f:ident),*) => { Self { $($f: op(self.$f, other.$f)),* } };
+        }
+        for_each_field!(zip)
+    }
+}
+
 impl Add for BlockCacheStats {
     type Output = Self;
 
     /// Field by field: the totals of two caches (or two stretches of work).
     fn add(self, other: Self) -> Self {
-        macro_rules! add {
-            ($($f:ident),*) => { Self { $($f: self.$f.saturating_add(other.$f)),* } };
-        }
-        for_each_field!(add)
+        self.zip(other, u64::saturating_add)
     }
 }
 
@@ -110,10 +117,7 @@ impl Sub for BlockCacheStats {
 
     /// Field by field, saturating at 0: `later - earlier` counts what happened in between.
     fn sub(self, other: Self) -> Self {
-        macro_rules! sub {
-            ($($f:ident),*) => { Self { $($f: self.$f.saturating_sub(other.$f)),* } };
-        }
-        for_each_field!(sub)
+        self.zip(other, u64::saturating_sub)
     }
 }
 

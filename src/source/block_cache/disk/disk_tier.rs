@@ -9,6 +9,7 @@ use bytes::{Bytes, BytesMut};
 use super::files::{Files, MAX_REGION_FILES};
 use super::index::{Index, Reserve};
 use super::record::{self, DiskKey, HEADER, MAX_NAME};
+use crate::metrics;
 
 /// A local-disk tier under a [`BlockCache`](crate::source::BlockCache)'s memory: blocks read
 /// from a source are written to files in a folder, and read back from them (instead of asking
@@ -222,7 +223,15 @@ impl DiskTier {
         let shared = Arc::clone(&self.shared);
         let key = key.clone();
         let read = tokio::task::spawn_blocking(move || shared.read_block(slot, record_len, &key));
-        read.await.ok().flatten()
+        match read.await {
+            Ok(Ok(block)) => Some(block),
+            Ok(Err(ErrorKind::InvalidData | ErrorKind::UnexpectedEof)) => {
+                metrics::disk_tier_corrupt_block();
+                metrics::disk_tier_bytes(self.shared.index().bytes());
+                None
+            }
+            _ => None,
+        }
     }
 
     /// Writes `data` as the block under `key`, unless the tier holds it already, its name is
@@ -242,6 +251,7 @@ impl DiskTier {
         let slot = match self.shared.index().reserve(key, record_len as u32) {
             Reserve::Slot { slot, evicted } => {
                 self.shared.evictions.fetch_add(evicted, Ordering::Relaxed);
+                metrics::disk_tier_evictions(evicted);
                 slot
             }
             Reserve::Present => return,
@@ -254,6 +264,7 @@ impl DiskTier {
         let key = key.clone();
         let write = tokio::task::spawn_blocking(move || shared.write_block(slot, &key, &data));
         let _ = write.await;
+        metrics::disk_tier_bytes(self.shared.index().bytes());
     }
 
     /// What it did and holds.
@@ -283,8 +294,9 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Reads and checks the pinned `slot`, unpins it, and drops the block if it failed.
-    fn read_block(&self, slot: u32, record_len: u32, key: &DiskKey) -> Option<Bytes> {
+    /// Reads and checks the pinned `slot`, unpins it, and drops the block if it failed: the
+    /// block, or why not (`InvalidData` or `UnexpectedEof`: corrupt; else the read's error).
+    fn read_block(&self, slot: u32, record_len: u32, key: &DiskKey) -> Result<Bytes, ErrorKind> {
         let mut buf = BytesMut::zeroed(record_len as usize);
         let outcome = match self.files.read_slot(slot, &mut buf) {
             Ok(n) if n == buf.len() => {
@@ -302,7 +314,7 @@ impl Shared {
         if let Some(slot) = wipe {
             self.wipe(slot);
         }
-        outcome.ok()
+        outcome
     }
 
     /// Makes the header of the dropped, reserved `slot` invalid, so that the next open does not

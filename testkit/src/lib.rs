@@ -1,0 +1,69 @@
+//! The test kit of `async-buffered-input`: the helpers its tests, benches, fuzzer and throughput
+//! harness share, written once (a data pattern written seven times is seven chances to
+//! disagree). Not published; a workspace member, and a path dependency of `fuzz/`.
+//!
+//! - **Content**: [`pattern`] / [`pattern_vec`] (a byte per offset) and [`fill_word_pattern`] /
+//!   [`word_pattern_vec`] (the harness's, a word at a time): deterministic, non-periodic file content;
+//!   [`splitmix64`] and [`Rng`] for reproducible sweeps, [`XorShift64`] for the benches' data.
+//! - **Checks**: [`assert_bytes`] names the first differing offset; [`chain`], [`causes`],
+//!   [`has_input_error_payload`], [`assert_msg_mentions`] and [`assert_source_error`] look into
+//!   the errors an input returns.
+//! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`]) and [`CountingPositional`]
+//!   (a positional source) count what reaches the source under an input.
+//! - **Hostile and failing sources**: [`Hostile`] (a stream with short reads, `Pending` and
+//!   injected errors, set by [`HostileConfig`], reported in [`HostileLog`]), [`Gated`] (a stream
+//!   held `Pending` until its [`GateCtl`] lets it through), [`PartlyAtHand`] (a positional
+//!   source partly in "page cache") and [`FailEvery`] (a positional source failing every n-th
+//!   request).
+//! - **Harness pieces**: [`temp_tokio_file`] / [`temp_std_file_in`] (real files, unlinked at
+//!   once), [`poll_once_then_drop`] (for cancellation tests), [`ExampleBuild`] (builds an
+//!   example from inside a test, in the test's target folder, without the package variables
+//!   that would make cargo rebuild).
+#![deny(
+    missing_docs,
+    missing_debug_implementations,
+    rust_2018_idioms,
+    unreachable_pub
+)]
+#![forbid(unsafe_code)]
+
+mod assert_bytes;
+mod counting;
+mod counting_positional;
+mod counts;
+mod error_chain;
+mod example_build;
+mod fail_every;
+mod gate_ctl;
+mod gated;
+mod hostile;
+mod hostile_config;
+mod hostile_log;
+mod partly_at_hand;
+mod pattern;
+mod poll;
+mod rng;
+mod seek;
+mod temp_file;
+mod xorshift;
+
+pub use assert_bytes::assert_bytes;
+pub use counting::Counting;
+pub use counting_positional::CountingPositional;
+pub use counts::{CountSnapshot, Counts};
+pub use error_chain::{
+    assert_msg_mentions, assert_source_error, causes, chain, has_input_error_payload,
+};
+pub use example_build::ExampleBuild;
+pub use fail_every::FailEvery;
+pub use gate_ctl::GateCtl;
+pub use gated::Gated;
+pub use hostile::Hostile;
+pub use hostile_config::{HostileConfig, SeekFail, HOSTILE_READ_ERROR, HOSTILE_SEEK_ERROR};
+pub use hostile_log::HostileLog;
+pub use partly_at_hand::PartlyAtHand;
+pub use pattern::{fill_word_pattern, pattern, pattern_vec, word_pattern_vec};
+pub use poll::poll_once_then_drop;
+pub use rng::{splitmix64, Rng};
+pub use temp_file::{temp_std_file_in, temp_tokio_file};
+pub use xorshift::XorShift64;
