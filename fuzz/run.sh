@@ -28,6 +28,9 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 export RUSTC_BOOTSTRAP=1
+# Each target's output, for the count of operations at the end.
+logs=$(mktemp -d "${TMPDIR:-/tmp}/abi-fuzz-logs.XXXXXX")
+trap 'rm -rf "$logs"' EXIT
 flags=(-s none --release -a)
 # Both targets in one build, before the clock of the first run starts.
 cargo fuzz build "${flags[@]}"
@@ -46,17 +49,36 @@ run_target() {
   fi
 }
 
+# summary: adds up the operations the targets executed (each prints "fuzz ops: N operations
+# in M cases" when it exits: fuzz/src/count.rs) and says how many; with FUZZ_MIN_OPS=N, fails
+# if that is fewer than N.
+summary() {
+  local total=0 parts=() target ops cases
+  for target in "${targets[@]}"; do
+    read -r ops cases < <(awk '/^fuzz ops: / { o = $3; c = $6 } END { print o + 0, c + 0 }' \
+      "$logs/$target.log")
+    total=$(( total + ops ))
+    parts+=("$target $ops in $cases cases")
+  done
+  local joined
+  joined=$(printf '%s, ' "${parts[@]}")
+  echo "fuzz: $total operations checked against the model in ${seconds}s per target (${joined%, })"
+  if [[ -n ${FUZZ_MIN_OPS:-} ]] && (( total < FUZZ_MIN_OPS )); then
+    echo "fuzz: FAILED: fewer than FUZZ_MIN_OPS=$FUZZ_MIN_OPS operations" >&2
+    return 1
+  fi
+}
+
 if [[ ${FUZZ_PARALLEL:-0} != 1 ]]; then
   for target in "${targets[@]}"; do
-    run_target "$target" || exit 1
+    run_target "$target" 2>&1 | tee "$logs/$target.log" || exit 1
   done
-  exit 0
+  summary
+  exit
 fi
 # FUZZ_PARALLEL=1: every target at once, each on its own core, for the same time and from the
 # same seeds as one after the other; each target's output is printed when all are done (in
 # full for a target that failed, its last lines otherwise).
-logs=$(mktemp -d "${TMPDIR:-/tmp}/abi-fuzz-logs.XXXXXX")
-trap 'rm -rf "$logs"' EXIT
 pids=()
 for target in "${targets[@]}"; do
   run_target "$target" >"$logs/$target.log" 2>&1 &
@@ -75,3 +97,4 @@ for i in "${!targets[@]}"; do
   fi
 done
 [[ ${#failed[@]} -eq 0 ]] || { echo "fuzz: FAILED: ${failed[*]}" >&2; exit 1; }
+summary

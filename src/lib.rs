@@ -103,6 +103,7 @@ mod memory_budget;
 pub mod metrics;
 pub mod source;
 mod stats;
+mod stats_group;
 
 pub use error::{CorruptError, InputError};
 pub use input::{AsyncBufferedInput, WindowView};
@@ -113,6 +114,7 @@ pub use memory_budget::MemoryBudget;
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use object_store;
 pub use stats::Stats;
+pub use stats_group::StatsGroup;
 
 /// The README's example, compiled and run by `cargo test` as a doctest (not part of the API:
 /// this item exists only when rustdoc collects doctests).

@@ -9,21 +9,28 @@ use abi_testkit::*;
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::AsyncBufferedInput;
 
-/// Issue 22's case: a `read_string` whose prefix lies just before the window's edge, read
-/// after a header with read-ahead over a source that fails every 8th request, retried after
-/// each failure (the position stays at the string's start). Each retry used to read the
-/// length prefix again, which now lay before the window: the aligned refill for it emptied the
-/// window, every attempt made the same requests and failed at the same one, and from a
-/// 36-byte window on the read never completed.
+/// The windows the issue's case runs through: every size from 1 to 160 bytes, and the powers
+/// of two up to 64 KiB.
+fn issue_windows() -> impl Iterator<Item = usize> {
+    (1..=160).chain((8..=16).map(|p| 1 << p))
+}
+
+/// Issue 22's case: a `read_string` (a 1-byte prefix, 65 bytes of body) read after a header
+/// with read-ahead of 2-byte chunks over a source that fails every 8th request with
+/// `ConnectionReset`, retried after each failure (the position stays at the string's start).
+/// Each retry used to read the length prefix again, which now lay before the window: the
+/// aligned refill for it emptied the window, every attempt made the same requests and failed
+/// at the same one, and from a 36-byte window on the read never completed.
 ///
-/// With what each attempt fetched kept, the attempts are those the failed requests force and
-/// no more, whatever the window (1 to 160 bytes): with 2-byte chunks the 66 bytes of the
-/// string take at least 33 requests, of which one in 8 fails, so `1 + ceil((33 + 2) / 7) = 6`
-/// attempts at most; with larger requests (no read-ahead, or the default read-ahead), at most
-/// 3.
+/// The goal: at most 3 attempts for every window size. What each attempt fetched is kept, so
+/// the attempts are those the failed requests force; and a read-ahead request asks for all the
+/// read it serves still lacks, so 2-byte chunks no longer split the string into 33 requests (6
+/// attempts). Run at every phase of the failures (0 to 7 requests made before the input's
+/// first), for 2-byte chunks 4 and 1 at a time, 7-byte chunks, no read-ahead and the default.
 #[tokio::test]
 
-async fn a_short_string_retried_over_a_source_failing_every_8th_request_completes() {
+async fn a_short_string_retried_over_a_source_failing_every_8th_request_completes_in_3_attempts() {
+    use async_buffered_input::source::PositionalSource;
     const HEADER: usize = 40;
     let body: String = (0..65).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
     let mut data = pattern_vec(HEADER);
@@ -31,56 +38,224 @@ async fn a_short_string_retried_over_a_source_failing_every_8th_request_complete
     data.extend_from_slice(body.as_bytes());
     data.extend_from_slice(&pattern_vec(300));
     let shapes = [
-        ("2-byte chunks", Some(ReadAhead::new(2, 4)), 6),
-        ("no read-ahead", None, 3),
-        ("default read-ahead", Some(ReadAhead::default()), 3),
+        ("2-byte chunks, 4 at a time", Some(ReadAhead::new(2, 4))),
+        ("2-byte chunks, 1 at a time", Some(ReadAhead::new(2, 1))),
+        ("7-byte chunks, 3 at a time", Some(ReadAhead::new(7, 3))),
+        ("no read-ahead", None),
+        ("default read-ahead", Some(ReadAhead::default())),
     ];
-    for (shape, read_ahead, most) in shapes {
-        for window in 1..=160 {
-            let what = format!("{shape}, window {window}");
+    for (shape, read_ahead) in shapes {
+        for window in issue_windows() {
+            for phase in 0..8 {
+                let what = format!("{shape}, window {window}, phase {phase}");
+                let source = Arc::new(FailEvery::new(data.clone(), 8, ErrorKind::ConnectionReset));
+                for _ in 0..phase {
+                    let _ = source.read_at(0, 1).await;
+                }
+                let mut fetch = PositionalFetch::from_arc(source.clone());
+                if let Some(read_ahead) = read_ahead {
+                    fetch = fetch.with_read_ahead(read_ahead);
+                }
+                let mut input = AsyncBufferedInput::with_capacity(window, fetch);
+                // The header, read sequentially (retried too), so read-ahead serves what
+                // follows.
+                let mut header = vec![0u8; HEADER];
+                while input.read_bytes(&mut header).await.is_err() {
+                    assert_eq!(input.position(), 0, "{what}");
+                }
+                assert_eq!(header, data[..HEADER], "{what}");
+                let fetched_before = input.stats().bytes_from_source;
+                let mut attempts = 0;
+                let got = loop {
+                    attempts += 1;
+                    match input.read_string().await {
+                        Ok(s) => break s,
+                        Err(e) => {
+                            assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{what}: {e}");
+                            assert_eq!(input.position(), HEADER as u64, "{what}: {e}");
+                            assert!(
+                                attempts < 50,
+                                "{what}: no progress after {attempts} attempts, {} requests",
+                                source.requests()
+                            );
+                        }
+                    }
+                };
+                assert_eq!(got, body, "{what}");
+                assert_eq!(input.position(), (HEADER + 1 + body.len()) as u64, "{what}");
+                assert!(
+                    attempts <= 3,
+                    "{what}: {attempts} attempts (at most 3), {} requests",
+                    source.requests()
+                );
+                // Nothing fetched twice: the string, and at most a window and a chunk around
+                // it.
+                let fetched = input.stats().bytes_from_source - fetched_before;
+                assert!(
+                    fetched <= (1 + body.len() + 2 * window.min(1 << 10)) as u64 + 64,
+                    "{what}: {fetched} bytes fetched for a {}-byte string in {attempts} attempts",
+                    1 + body.len()
+                );
+            }
+        }
+    }
+}
+
+/// The fuzzer's `decode-no-progress-string` (fuzz/corpus/decode/regress-long-invalid-string):
+/// a string whose 11 324-byte body turns out not to be UTF-8 only at its last byte, read over
+/// 2-byte read-ahead chunks from a source failing every 8th request. Every attempt must keep
+/// what it fetched of the body: the read fails with `InvalidData` (not the source's error)
+/// within a bounded number of attempts, having fetched each byte of the body once.
+#[tokio::test]
+
+async fn a_long_string_that_is_not_utf8_retried_over_a_failing_source_ends_in_invalid_data() {
+    const HEADER: usize = 369;
+    const LEN: usize = 11_324;
+    let mut data = pattern_vec(HEADER);
+    data.extend_from_slice(&[0xbc, 0x58]); // the vint 11 324
+    data.extend((0..LEN - 1).map(|i| b'a' + (i % 26) as u8));
+    data.push(0xff); // never UTF-8
+    data.extend_from_slice(&pattern_vec(3000));
+    let shapes = [
+        Ahead::Tiny { chunk: 2, depth: 4 },
+        Ahead::Tiny { chunk: 1, depth: 1 },
+        Ahead::None,
+        Ahead::Default,
+    ];
+    for ahead in shapes {
+        for window in [1, 7, 64, 4096] {
+            let what = format!("{ahead:?}, window {window}");
             let source = Arc::new(FailEvery::new(data.clone(), 8, ErrorKind::ConnectionReset));
             let mut fetch = PositionalFetch::from_arc(source.clone());
-            if let Some(read_ahead) = read_ahead {
+            if let Some(read_ahead) = ahead.read_ahead() {
                 fetch = fetch.with_read_ahead(read_ahead);
             }
             let mut input = AsyncBufferedInput::with_capacity(window, fetch);
-            // The header, read sequentially (retried too), so read-ahead serves what follows.
-            let mut header = vec![0u8; HEADER];
-            while input.read_bytes(&mut header).await.is_err() {
-                assert_eq!(input.position(), 0, "{what}");
-            }
-            assert_eq!(header, data[..HEADER], "{what}");
-            let fetched_before = input.stats().bytes_from_source;
+            input.seek_to(HEADER as u64);
+            let bound = attempt_bound(2 + LEN, window, ahead, 8);
             let mut attempts = 0;
-            let got = loop {
+            let e = loop {
                 attempts += 1;
                 match input.read_string().await {
-                    Ok(s) => break s,
-                    Err(e) => {
-                        assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{what}: {e}");
+                    Ok(s) => panic!("{what}: a {}-byte string that is not UTF-8", s.len()),
+                    Err(e) if e.kind() == ErrorKind::ConnectionReset => {
                         assert_eq!(input.position(), HEADER as u64, "{what}: {e}");
                         assert!(
-                            attempts < 50,
-                            "{what}: no progress after {attempts} attempts, {} requests",
+                            attempts < bound,
+                            "{what}: {attempts} attempts (bound {bound}), {} requests",
                             source.requests()
                         );
                     }
+                    Err(e) => break e,
                 }
             };
-            assert_eq!(got, body, "{what}");
-            assert_eq!(input.position(), (HEADER + 1 + body.len()) as u64, "{what}");
+            assert_eq!(e.kind(), ErrorKind::InvalidData, "{what}: {e}");
+            assert_eq!(input.position(), HEADER as u64, "{what}: {e}");
+            let fetched = input.stats().bytes_from_source;
             assert!(
-                attempts <= most,
-                "{what}: {attempts} attempts (at most {most}), {} requests",
-                source.requests()
-            );
-            // Nothing fetched twice: the string, and at most a window and a chunk around it.
-            let fetched = input.stats().bytes_from_source - fetched_before;
-            assert!(
-                fetched <= (1 + body.len() + 2 * window) as u64 + 64,
+                fetched <= (2 + LEN + 2 * window) as u64 + 64,
                 "{what}: {fetched} bytes fetched for a {}-byte string in {attempts} attempts",
-                1 + body.len()
+                2 + LEN
             );
+        }
+    }
+}
+
+/// A stream whose reads return 1 to 3 bytes and fail every other time with `ConnectionReset`.
+struct FlakyStream {
+    data: std::io::Cursor<Vec<u8>>,
+    reads: u64,
+}
+
+impl tokio::io::AsyncRead for FlakyStream {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::io::Read;
+        let this = self.get_mut();
+        this.reads += 1;
+        if this.reads % 2 == 0 {
+            let e = std::io::Error::new(ErrorKind::ConnectionReset, "every other read fails");
+            return std::task::Poll::Ready(Err(e));
+        }
+        let n = buf.remaining().min(1 + (this.reads / 2 % 3) as usize);
+        let got = this.data.read(buf.initialize_unfilled_to(n))?;
+        buf.advance(got);
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncSeek for FlakyStream {
+    fn start_seek(self: std::pin::Pin<&mut Self>, to: std::io::SeekFrom) -> std::io::Result<()> {
+        use std::io::Seek;
+        self.get_mut().data.seek(to).map(|_| ())
+    }
+
+    fn poll_complete(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<u64>> {
+        std::task::Poll::Ready(Ok(self.data.position()))
+    }
+}
+
+/// The fuzzer's `ops-no-progress-read-bytes` (fuzz/corpus/ops/regress-checksum-fold-after-seek):
+/// checksumming from 0 over a stream whose reads return 1 to 3 bytes and fail every other
+/// time, through a 7-byte window, a seek forward over 1 200 bytes, then a 20-byte read,
+/// retried. The read first folds the skipped bytes into the checksum, a few bytes per fetch:
+/// each attempt must keep what it folded, so the read completes (or, past the end, fails with
+/// `UnexpectedEof`) having fetched each skipped byte once, and the checksum is right.
+#[tokio::test]
+
+async fn a_checksummed_read_after_a_seek_forward_retried_over_a_flaky_stream_completes() {
+    let data = pattern_vec(2131);
+    for (to, len) in [(1300u64, 20usize), (2279, 20), (2120, 20)] {
+        let what = format!("seek to {to}, read {len}");
+        let stream = FlakyStream {
+            data: std::io::Cursor::new(data.clone()),
+            reads: 0,
+        };
+        let mut input = AsyncBufferedInput::with_capacity(7, stream);
+        input.start_checksum();
+        let mut head = vec![0u8; 100];
+        while input.read_bytes(&mut head).await.is_err() {}
+        input.seek_to(to);
+        let mut buf = vec![0u8; len];
+        let mut attempts = 0u64;
+        let got = loop {
+            attempts += 1;
+            match input.read_bytes(&mut buf).await {
+                Err(e) if e.kind() == ErrorKind::ConnectionReset => {
+                    assert_eq!(input.position(), to, "{what}: {e}");
+                    // Each attempt gets one read through, of at least a byte.
+                    assert!(attempts <= 2 * to + 40, "{what}: {attempts} attempts");
+                }
+                got => break got,
+            }
+        };
+        let end = to as usize + len;
+        match got {
+            Ok(()) => assert_eq!(buf, data[to as usize..end], "{what}"),
+            Err(e) => {
+                assert!(end > data.len(), "{what}: {e}");
+                assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{what}: {e}");
+            }
+        }
+        // Every byte fetched once: the skipped ones to fold, the read's, a window after.
+        let fetched = input.stats().bytes_from_source;
+        assert!(
+            fetched <= (end.min(data.len()) + 7) as u64,
+            "{what}: {fetched} bytes fetched in {attempts} attempts"
+        );
+        if end <= data.len() {
+            let crc = loop {
+                if let Ok(crc) = input.checksum().await {
+                    break crc;
+                }
+            };
+            assert_eq!(crc, crc32fast::hash(&data[..end]), "{what}");
         }
     }
 }

@@ -120,13 +120,6 @@ pub struct Faults {
     pub retry: bool,
 }
 
-/// Whether flag bit 6 turns on the retry mode. Off for now: within 40 s the mode finds reads
-/// that make no progress under retries (a `read_string` over a 64-byte window, a 20-byte
-/// `read_bytes` after a seek past the window over a 7-byte one), which `tests/progress.rs` does
-/// not cover; their inputs are in `fuzz/known-gaps/` (issue 22, item 1, still open). Turn it on
-/// to reproduce them: `cargo fuzz run ops known-gaps/ops-no-progress-read-bytes`.
-const RETRY_MODE: bool = false;
-
 impl Faults {
     fn parse(feed: &mut Feed<'_>) -> Self {
         let chunk = feed.u8();
@@ -143,7 +136,7 @@ impl Faults {
             seek_fail: (flags & 2 != 0).then_some(seek_fail % 16),
             refuse_far_seeks: flags & 4 != 0,
             seed,
-            retry: RETRY_MODE && flags & 0x40 != 0,
+            retry: flags & 0x40 != 0,
         }
     }
 }

@@ -233,8 +233,10 @@ pub struct Harness<F> {
 }
 
 /// The largest read the retry mode retries: a retry copies what the failed attempts kept, so a
-/// read of `n` bytes retried once per byte costs `n * n` bytes of copying.
-const MAX_RETRIED: u64 = 1 << 16;
+/// read of `n` bytes retried once per byte costs `n * n` bytes of copying (and, with debug
+/// assertions, as many steps checking the kept parts). At 64 KiB such cases took 6 s each
+/// and slowed the whole run; longer retried reads are `tests/progress.rs`'s.
+const MAX_RETRIED: u64 = 1 << 14;
 
 /// The most attempts a read that needs `needed` bytes from the position may take, through a
 /// window of `capacity` bytes, when each is retried after an injected error.
@@ -584,9 +586,11 @@ impl<F: Family> Harness<F> {
         self.finish().await;
     }
 
-    /// The bytes `op` needs from the position, if the retry mode retries it: a read (typed,
-    /// `read_bytes`, owned, bulk) or a `checksum`, not to be dropped after a few polls, of at
-    /// most [`MAX_RETRIED`] bytes.
+    /// The bytes `op` may fetch, if the retry mode retries it: a read (typed, `read_bytes`,
+    /// owned, bulk) or a `checksum`, not to be dropped after a few polls, of at most
+    /// [`MAX_RETRIED`] bytes. Those the read needs from the position (for a string, its whole
+    /// body even when that turns out not to be UTF-8), and, checksumming, the bytes before the
+    /// position it may have to fold first (those a seek skipped).
     fn retried(&self, op: &Op) -> Option<u64> {
         if !self.retry || self.cancel.is_some() {
             return None;
@@ -594,15 +598,20 @@ impl<F: Family> Harness<F> {
         let slot = &self.slots[self.cur];
         let cap = slot.input.capacity();
         let needed = match *op {
-            Op::Read(kind) => reference::read(kind, &slot.data, slot.pos).map_or(16, |(_, n)| n),
+            Op::Read(kind) => reference::extent(kind, &slot.data, slot.pos),
             Op::ReadBytes(size) => size.resolve(cap).min(MAX_ALLOC),
             Op::ReadBytesOwned(size) => size.resolve(cap),
             Op::ReadInto(kind, count) => count as u64 * reference::into_width(kind).0,
-            Op::Checksum => slot
-                .checksum
-                .map_or(0, |c| slot.pos.saturating_sub(c.start)),
+            Op::Checksum => 0, // only the bytes to fold, below
             _ => return None,
         };
+        // Checksumming, a read first fetches the bytes a seek skipped since the checksum
+        // started, to fold them: at most those from its start to the position.
+        let folded = match slot.checksum {
+            Some(c) if !c.void => slot.pos.min(slot.len()).saturating_sub(c.start),
+            _ => 0,
+        };
+        let needed = needed.saturating_add(folded);
         (needed <= MAX_RETRIED).then_some(needed)
     }
 
@@ -617,6 +626,7 @@ impl<F: Family> Harness<F> {
             let len = slot.data.len();
             for _ in 0..3 {
                 let slot = &mut self.slots[i];
+                crate::count::op();
                 let got = drive(slot.input.read_bytes_owned(len), None).await;
                 let want = Ok((Val::Bytes(slot.data.to_vec()), len as u64));
                 let done = matches!(got, Some(Ok(_)));
@@ -795,6 +805,7 @@ impl<F: Family> Harness<F> {
     }
 
     async fn op(&mut self, op: &Op) {
+        crate::count::op();
         let cancel = match op {
             Op::Cancel(n) => {
                 self.cancel = Some(1 + n % 4);

@@ -16,6 +16,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 
 pub mod case;
+pub mod count;
 pub mod drive;
 pub mod harness;
 pub mod reference;
@@ -23,11 +24,13 @@ pub mod sources;
 
 /// The `decode` target's body.
 pub fn decode(case: &case::DecodeCase) {
+    count::case();
     harness::run_case(&case.0);
 }
 
 /// The `ops` target's body.
 pub fn ops(case: &case::OpsCase) {
+    count::case();
     harness::run_case(&case.0);
 }
 

@@ -81,6 +81,22 @@ pub fn string(data: &[u8], pos: u64) -> Result<(String, u64), Fail> {
     Ok((s.to_owned(), prefix + u64::from(len)))
 }
 
+/// The most bytes from `pos` a read of `kind` fetches before it returns, failing or not: the
+/// value's bytes, and for a string whose prefix decodes, the prefix and as much of its body as
+/// the data holds (invalid UTF-8 shows only once the body is read whole).
+pub fn extent(kind: ReadKind, data: &[u8], pos: u64) -> u64 {
+    let there = (data.len() as u64).saturating_sub(pos);
+    match (kind, read(kind, data, pos)) {
+        (_, Ok((_, n))) => n,
+        (ReadKind::String, Err(_)) => match vint(data, pos) {
+            Ok((len, prefix)) => (prefix + u64::from(len)).min(there),
+            Err(_) => 5,
+        },
+        // A varint of at most 10 bytes, or a fixed-width value of at most 8.
+        (_, Err(_)) => 10,
+    }
+}
+
 fn zigzag32(v: u32) -> i32 {
     ((v >> 1) as i32) ^ -((v & 1) as i32)
 }

@@ -22,8 +22,8 @@ use std::io;
 ///   to its largest.
 ///
 /// Either way, memory is bounded by [`memory_bound`](Self::memory_bound): `chunk_size * depth`
-/// (plus the input's window), and a [`MemoryBudget`](super::MemoryBudget) can bound it across
-/// inputs. The default is adaptive up to 4 MiB × 4 (16 MiB).
+/// (plus the input's window; a chunk under 4 KiB that serves a larger read may be up to 4 KiB),
+/// and a [`MemoryBudget`](super::MemoryBudget) can bound it across inputs. The default is adaptive up to 4 MiB × 4 (16 MiB).
 ///
 /// # Examples
 ///

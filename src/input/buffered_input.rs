@@ -7,6 +7,7 @@ use std::task::{Context, Poll};
 
 use tokio::io::ReadBuf;
 
+use super::cursor::Cursor;
 use super::fetcher::Fetcher;
 use super::refill::{self, ReadExact, Refill};
 use crate::error::{Amount, Error};
@@ -106,17 +107,13 @@ use crate::stats::Stats;
 /// # }
 /// ```
 pub struct AsyncBufferedInput<F> {
-    // The input's only position: fetchers are asked for bytes at an offset and keep no position
-    // of their own in step with it. It is independent of the window (in `refill`): when the
-    // window holds the bytes at `pos` they are served from it, otherwise the next read fetches
-    // them. Keeping `pos` apart from the window is what makes every read all-or-nothing: a read
-    // works on offsets and only moves `pos` once it has all its bytes.
-    pos: u64,
-    // The fetcher's `stats.bytes_from_window` leaves out the window reads since the position
-    // was last *set* (by `move_to`): window hits only advance `pos`, and `stats()` adds
-    // `pos - window_mark`. Invariant (`debug_assert_invariants`): `window_mark <= pos`, and
-    // between two `move_to`s `pos` only moves forward by bytes handed out of the window.
-    window_mark: u64,
+    // The input's only position (with the counts of the bytes handed out): fetchers are asked
+    // for bytes at an offset and keep no position of their own in step with it. It is
+    // independent of the window (in `refill`): when the window holds the bytes at the position
+    // they are served from it, otherwise the next read fetches them. Keeping the position apart
+    // from the window is what makes every read all-or-nothing: a read works on offsets and only
+    // moves the position once it has all its bytes.
+    cursor: Cursor,
     // A `SeekFrom::End` started through `AsyncSeek` before the length was known.
     end_seek: Option<EndSeek>,
     // What the input reads, for errors: a path, a URL, "slice NAME [a..b) of PATH".
@@ -183,8 +180,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         }
         let fetch = source.into_fetch();
         Ok(Self {
-            pos: 0,
-            window_mark: 0,
+            cursor: Cursor::default(),
             end_seek: None,
             resource: fetch.resource(),
             refill: Refill::new(capacity, Fetcher::new(fetch)),
@@ -206,7 +202,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     #[inline]
     pub fn seek_to(&mut self, pos: u64) {
         self.end_seek = None;
-        self.refill.note_seek(self.pos, pos);
+        self.refill.note_seek(self.cursor.pos(), pos);
         self.move_to(pos);
     }
 
@@ -253,11 +249,11 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     ///
     /// `InvalidInput` if the new position would overflow a `u64`; the position is unchanged.
     pub fn skip_bytes(&mut self, n: u64) -> io::Result<()> {
-        let Some(pos) = self.pos.checked_add(n) else {
+        let Some(pos) = self.cursor.pos().checked_add(n) else {
             return Err(self.error(
                 Error::InvalidInput(format!("skipping {n} bytes overflows the position")),
                 "skip_bytes",
-                self.pos,
+                self.cursor.pos(),
                 Amount::None,
             ));
         };
@@ -268,7 +264,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// The position of the next byte to read. Never does I/O.
     #[inline]
     pub fn position(&self) -> u64 {
-        self.pos
+        self.cursor.pos()
     }
 
     /// The source's length in bytes: asked once (for a stream, with a seek to its end), then
@@ -283,7 +279,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// Cancel safe: nothing is consumed, and a request the dropped future started is picked up
     /// (or, for a stream, completed) by the next operation.
     pub async fn length(&mut self) -> io::Result<u64> {
-        let at = self.pos;
+        let at = self.cursor.pos();
         poll_fn(|cx| self.poll_length(cx))
             .await
             .map_err(|e| self.error(e, "length", at, Amount::None))
@@ -304,7 +300,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// already buffered (empty if the position is outside the window).
     #[inline]
     pub fn buffer(&self) -> &[u8] {
-        self.window_at(self.pos)
+        self.window_at(self.cursor.pos())
     }
 
     /// The range of offsets the window holds. A seek inside it (ends included) costs no I/O.
@@ -316,13 +312,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// A snapshot of the counters of work done so far.
     #[inline]
     pub fn stats(&self) -> Stats {
-        debug_assert!(
-            self.window_mark <= self.pos,
-            "window_mark past the position"
-        );
-        let mut stats = self.refill.fetcher().stats();
-        stats.bytes_from_window += self.pos - self.window_mark;
-        stats
+        self.refill.fetcher().stats() + self.cursor.counts()
     }
 
     /// What the input reads, as its errors name it: a path for a file opened with
@@ -343,29 +333,12 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         self
     }
 
-    /// A corruption error for a format read from this input: at `position` of this input's
-    /// resource, `expected` was required and `found` is there. An `InvalidData`
-    /// [`io::Error`] carrying a [`CorruptError`](crate::CorruptError).
-    pub fn corrupt_at(
-        &self,
-        position: u64,
-        expected: impl Into<String>,
-        found: impl Into<String>,
-    ) -> io::Error {
-        crate::CorruptError::new(Some(self.resource.to_string()), position, expected, found).into()
-    }
-
-    /// [`corrupt_at`](Self::corrupt_at) the position.
-    pub fn corrupt(&self, expected: impl Into<String>, found: impl Into<String>) -> io::Error {
-        self.corrupt_at(self.pos, expected, found)
-    }
-
     /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks, received
     /// or in flight, and their [budget](crate::fetch::MemoryBudget)), keeping the position and
     /// the checksum: the next read allocates and fetches again. For inputs kept open but idle
     /// (see [Memory](Self#memory)): an idle input does not release its chunks by itself.
     pub fn release(&mut self) {
-        self.refill.release(self.pos);
+        self.refill.release(self.cursor.pos());
     }
 
     /// The fetcher: for a [`PositionalFetch`](crate::fetch::PositionalFetch), the source and
@@ -418,7 +391,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             n <= self.buffer().len(),
             "consume_window({n}) past the window"
         );
-        self.pos += n as u64; // counted by `stats()`
+        self.cursor.advance(n); // counted by `stats()`
     }
 
     /// The window's bytes from the position, the position itself (for a
@@ -426,8 +399,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// and the resource.
     pub(super) fn window_and_position(&mut self) -> (&[u8], &mut u64, &Arc<str>) {
         (
-            self.refill.window().bytes_from(self.pos),
-            &mut self.pos,
+            self.refill.window().bytes_from(self.cursor.pos()),
+            self.cursor.pos_mut(),
             &self.resource,
         )
     }
@@ -436,12 +409,24 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// a slow path: moves the position past them and counts them, `direct` of them read straight
     /// into the caller's buffer and the rest through the window.
     pub(super) fn finish_read(&mut self, at: u64, total: usize, direct: usize) {
-        debug_assert_eq!(at, self.pos, "a read finishing away from the position");
+        debug_assert_eq!(
+            at,
+            self.cursor.pos(),
+            "a read finishing away from the position"
+        );
         debug_assert!(direct <= total);
-        self.move_to(at + total as u64);
-        let stats = self.refill.fetcher_mut().stats_mut();
-        stats.bytes_from_window += (total - direct) as u64;
-        stats.bytes_direct += direct as u64;
+        self.cursor.finish_read(total, direct);
+        self.refill.clear_kept();
+    }
+
+    /// The position and the counts of the bytes handed out.
+    pub(super) fn cursor(&self) -> &Cursor {
+        &self.cursor
+    }
+
+    /// The position and the counts of the bytes handed out, mutably.
+    pub(super) fn cursor_mut(&mut self) -> &mut Cursor {
+        &mut self.cursor
     }
 
     /// The read engine.
@@ -461,7 +446,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         at: u64,
         need: usize,
     ) -> Poll<Result<(), Error>> {
-        self.refill.poll_fill_at(cx, at, need, self.pos)
+        self.refill.poll_fill_at(cx, at, need, self.cursor.pos())
     }
 
     /// [`Refill::poll_read_exact_at`] at the position.
@@ -472,7 +457,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         dst: &mut [u8],
         state: &mut ReadExact,
     ) -> Poll<Result<(), Error>> {
-        self.refill.poll_read_exact_at(cx, at, dst, state, self.pos)
+        self.refill
+            .poll_read_exact_at(cx, at, dst, state, self.cursor.pos())
     }
 
     /// [`Refill::keep_for_retry`] at the position.
@@ -483,7 +469,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         e: &Error,
         fill: impl FnOnce(usize, &mut [u8]),
     ) {
-        self.refill.keep_for_retry(at, len, e, self.pos, fill);
+        self.refill
+            .keep_for_retry(at, len, e, self.cursor.pos(), fill);
     }
 
     /// [`Refill::poll_take_kept`] at the position.
@@ -493,7 +480,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         at: u64,
         dst: &mut [u8],
     ) -> Poll<Result<usize, Error>> {
-        self.refill.poll_take_kept(cx, at, dst, self.pos)
+        self.refill.poll_take_kept(cx, at, dst, self.cursor.pos())
     }
 
     /// [`Refill::poll_fold_until`] at the position.
@@ -502,7 +489,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         cx: &mut Context<'_>,
         until: u64,
     ) -> Poll<Result<(), Error>> {
-        self.refill.poll_fold_until(cx, until, self.pos)
+        self.refill.poll_fold_until(cx, until, self.cursor.pos())
     }
 
     /// [`Refill::poll_fetch_into`] at the position.
@@ -512,7 +499,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         at: u64,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<Result<usize, Error>> {
-        self.refill.poll_fetch_into(cx, at, buf, self.pos)
+        self.refill.poll_fetch_into(cx, at, buf, self.cursor.pos())
     }
 
     /// One fetch at `at` into `buf`, past the window and the checksum: how many bytes came.
@@ -539,7 +526,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     pub(super) fn pend_end_seek(&mut self, offset: i64) {
         self.end_seek = Some(EndSeek {
             offset,
-            from: self.pos,
+            from: self.cursor.pos(),
         });
     }
 
@@ -547,7 +534,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// started: then it is abandoned, and forgotten.
     pub(super) fn pending_end_seek(&mut self) -> Option<i64> {
         let end_seek = self.end_seek?;
-        if end_seek.from != self.pos {
+        if end_seek.from != self.cursor.pos() {
             self.end_seek = None;
             return None;
         }
@@ -563,8 +550,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     #[inline]
     pub(super) fn check_seek(&self, to: u64) -> io::Result<()> {
         self.refill
-            .check_seek(self.pos, to)
-            .map_err(|e| self.error(e, "seek", self.pos, Amount::None))
+            .check_seek(self.cursor.pos(), to)
+            .map_err(|e| self.error(e, "seek", self.cursor.pos(), Amount::None))
     }
 
     // ----- private helpers -----
@@ -573,18 +560,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// books the window reads since the last move first, and drops the bytes kept for a retry.
     #[inline]
     fn move_to(&mut self, pos: u64) {
-        self.debug_assert_invariants();
-        self.refill.fetcher_mut().stats_mut().bytes_from_window += self.pos - self.window_mark;
-        self.pos = pos;
-        self.window_mark = pos;
+        self.cursor.move_to(pos);
         self.refill.clear_kept();
-    }
-
-    fn debug_assert_invariants(&self) {
-        debug_assert!(
-            self.window_mark <= self.pos,
-            "window_mark past the position"
-        );
     }
 }
 
@@ -593,7 +570,7 @@ impl<F: fmt::Debug> fmt::Debug for AsyncBufferedInput<F> {
         f.debug_struct("AsyncBufferedInput")
             .field("resource", &self.resource)
             .field("fetch", self.refill.fetcher().get_ref())
-            .field("position", &self.pos)
+            .field("position", &self.cursor.pos())
             .field(
                 "window",
                 &(self.refill.window().start()..self.refill.window().end()),

@@ -4,22 +4,26 @@ use std::task::{ready, Context, Poll};
 
 use tokio::io::ReadBuf;
 
+use super::stats_member::StatsMember;
 use crate::error::Error;
 use crate::fetch::Fetch;
 use crate::stats::Stats;
+use crate::StatsGroup;
 
 /// A [fetcher](crate::fetch) with what the input keeps about its fetches: the counters, and
 /// where the last fetch ended. Every byte an input reads from its source comes through
 /// [`poll_fetch_at`](Self::poll_fetch_at).
 ///
-/// `stats` holds the counters the input adds to as it serves its callers
-/// (`bytes_from_window`, `bytes_direct`) and the one counted here (`bytes_from_source`);
-/// `underlying_reads` and `underlying_seeks` are the fetcher's own, added by
-/// [`stats`](Self::stats).
+/// [`stats`](Self::stats) holds the counters of the fetches: `bytes_from_source`, counted
+/// here, and the fetcher's own `underlying_reads` and `underlying_seeks`; they are published to
+/// the input's [`StatsGroup`], if any, as each fetch completes. (The bytes handed to callers
+/// are the input's [`Cursor`](super::cursor::Cursor)'s.)
 #[derive(Debug)]
 pub(super) struct Fetcher<F> {
     fetch: F,
-    stats: Stats,
+    bytes_from_source: u64,
+    // The input's share in its stats group (boxed: most inputs have none).
+    member: Option<Box<StatsMember>>,
     // Where the last fetch ended: a refill there continues a sequential read (after a read
     // straight into a caller's buffer, too), so it is not aligned to a block.
     fetched_to: u64,
@@ -29,7 +33,8 @@ impl<F: Fetch> Fetcher<F> {
     pub(super) fn new(fetch: F) -> Self {
         Self {
             fetch,
-            stats: Stats::default(),
+            bytes_from_source: 0,
+            member: None,
             fetched_to: 0,
         }
     }
@@ -47,25 +52,56 @@ impl<F: Fetch> Fetcher<F> {
             return Poll::Ready(Ok(0));
         }
         let before = buf.filled().len();
-        ready!(self.fetch.poll_fetch(cx, at, buf))?;
+        if let Err(e) = ready!(self.fetch.poll_fetch(cx, at, buf)) {
+            self.publish(); // its reads and seeks
+            return Poll::Ready(Err(e.into()));
+        }
         let n = buf.filled().len() - before;
-        self.stats.bytes_from_source += n as u64;
+        self.bytes_from_source += n as u64;
         self.fetched_to = at + n as u64;
+        self.publish();
         Poll::Ready(Ok(n))
     }
 
     /// The length, asked of the fetcher once, as an internal error.
     pub(super) fn poll_length(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, Error>> {
-        self.fetch.poll_length(cx).map_err(Error::Source)
+        let length = ready!(self.fetch.poll_length(cx));
+        self.publish();
+        Poll::Ready(length.map_err(Error::Source))
     }
 
-    /// The counters, with the fetcher's reads and seeks.
+    /// The counters of the fetches (the others 0).
     #[inline]
     pub(super) fn stats(&self) -> Stats {
-        let mut stats = self.stats;
-        stats.underlying_reads = self.fetch.reads();
-        stats.underlying_seeks = self.fetch.seeks();
-        stats
+        Stats {
+            bytes_from_source: self.bytes_from_source,
+            underlying_reads: self.fetch.reads(),
+            underlying_seeks: self.fetch.seeks(),
+            ..Stats::default()
+        }
+    }
+
+    /// Joins `group` (see [`StatsMember::join`]).
+    pub(super) fn join(&mut self, group: &StatsGroup) {
+        let now = self.stats();
+        StatsMember::join(&mut self.member, group, now);
+    }
+
+    /// Adds the counters since the last publish to the group, if any.
+    #[inline]
+    fn publish(&mut self) {
+        if self.member.is_some() {
+            let now = self.stats();
+            if let Some(member) = self.member.as_deref_mut() {
+                member.publish(now);
+            }
+        }
+    }
+
+    /// The fetcher, its counters published.
+    pub(super) fn into_inner(mut self) -> F {
+        self.publish();
+        self.fetch
     }
 }
 
@@ -76,21 +112,11 @@ impl<F> Fetcher<F> {
         self.fetched_to
     }
 
-    /// The counters the input adds to as it serves its callers.
-    #[inline]
-    pub(super) fn stats_mut(&mut self) -> &mut Stats {
-        &mut self.stats
-    }
-
     pub(super) fn get_ref(&self) -> &F {
         &self.fetch
     }
 
     pub(super) fn get_mut(&mut self) -> &mut F {
         &mut self.fetch
-    }
-
-    pub(super) fn into_inner(self) -> F {
-        self.fetch
     }
 }

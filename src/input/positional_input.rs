@@ -52,8 +52,9 @@ impl AsyncBufferedInput<PositionalFetch<FileSource>> {
 
 impl<S: PositionalSource> Clone for AsyncBufferedInput<PositionalFetch<S>> {
     /// An independent input over the same source, like Lucene's `IndexInput.clone()`: same
-    /// view (a clone of a slice is that slice), capacity, read-ahead and position, but an empty
-    /// window and fresh [`stats`](AsyncBufferedInput::stats). Costs no I/O.
+    /// view (a clone of a slice is that slice), capacity, read-ahead, position and
+    /// [stats group](AsyncBufferedInput::with_stats_group), but an empty window and fresh
+    /// [`stats`](AsyncBufferedInput::stats). Costs no I/O.
     ///
     /// ```
     /// use async_buffered_input::fetch::PositionalFetch;
@@ -75,6 +76,9 @@ impl<S: PositionalSource> Clone for AsyncBufferedInput<PositionalFetch<S>> {
         let mut input = AsyncBufferedInput::with_capacity(self.capacity(), self.fetch().clone())
             .with_resource(self.shared_resource());
         input.seek_to(self.position());
+        if let Some(group) = self.stats_group() {
+            input.join_stats_group(group);
+        }
         input
     }
 }
@@ -244,6 +248,11 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
             "" => format!("slice [{offset}..{end}) of {parent}"),
             name => format!("slice {name} [{offset}..{end}) of {parent}"),
         };
-        Ok(AsyncBufferedInput::with_capacity(self.capacity(), fetch).with_resource(resource))
+        let mut slice =
+            AsyncBufferedInput::with_capacity(self.capacity(), fetch).with_resource(resource);
+        if let Some(group) = self.stats_group() {
+            slice.join_stats_group(group);
+        }
+        Ok(slice)
     }
 }

@@ -93,6 +93,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
         if buf.remaining() == 0 {
             return Poll::Ready(Ok(()));
         }
+        self.want_end = at.saturating_add(buf.remaining() as u64);
         loop {
             if self.length().is_some_and(|length| at >= length) {
                 return Poll::Ready(Ok(())); // the end: read nothing

@@ -47,7 +47,10 @@ use crate::MemoryBudget;
 ///   requested or received and unconsumed. Fetches are served from the chunks as they arrive,
 ///   with one copy into the window. A fetch anywhere the chunks do not cover discards them
 ///   (cancelling those still in flight) and starts over with a plain request; read-ahead
-///   resumes when fetches are sequential again.
+///   resumes when fetches are sequential again. A chunk of less than 4 KiB requested before
+///   the end of the fetch being served asks for what that fetch still lacks, up to 4 KiB, so
+///   chunks of a few bytes never split one read (a window refill, a read straight into a
+///   caller's buffer) into many requests, each of which could fail.
 ///
 /// Requests that do not complete at once are spawned on the tokio runtime, so they progress
 /// while the consumer is busy elsewhere; dropping the fetcher (or discarding the chunks) aborts
@@ -119,6 +122,10 @@ pub struct PositionalFetch<S> {
     // - otherwise at most one (plain) request.
     requests: VecDeque<Request<Bytes>>,
     ahead_at: Option<u64>,
+    // Where the bytes the fetch being served asks for end (its offset plus its buffer's room):
+    // a read-ahead request before it asks for what it still lacks (up to 4 KiB) at once,
+    // rather than a tiny chunk at a time (`top_up`).
+    want_end: u64,
     // The source's length, asked and not answered yet.
     length_request: Option<Request<u64>>,
     // Fetches answered.

@@ -8,6 +8,12 @@ use bytes::{Buf, Bytes};
 use super::PositionalFetch;
 use crate::source::PositionalSource;
 
+/// Up to how much of the fetch being served a read-ahead request asks for when its chunks are
+/// smaller: a request for fewer bytes than a page is not worth its round trip (nor a chance
+/// to fail) when the read wants more. Chunks of this size or more are left as they are, so
+/// long reads stay pipelined in chunks.
+const COVERED: usize = 4 << 10;
+
 /// Held bytes, requests in flight and the read-ahead.
 impl<S: PositionalSource> PositionalFetch<S> {
     /// Drops every chunk and request, and the spare chunk buffer.
@@ -74,9 +80,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
 
     /// Keeps only the requests that serve `at` and what follows it; if none does, discards all.
     ///
-    /// Reading ahead, a gap of at most a chunk before the first request (left by a request
-    /// that failed, or a fetch a little before the chunks) is requested on its own instead,
-    /// so the requests after it are kept: a retry asks only for what is missing.
+    /// Reading ahead, a gap of at most a chunk (or [`COVERED`] bytes) before the first
+    /// request (left by a request that failed, or a fetch a little before the chunks) is
+    /// requested on its own instead, so the requests after it are kept: a retry asks only for
+    /// what is missing.
     pub(super) fn retarget(&mut self, cx: &mut Context<'_>, at: u64) {
         self.drop_ready();
         while self.requests.front().is_some_and(|r| r.end() <= at) {
@@ -84,8 +91,11 @@ impl<S: PositionalSource> PositionalFetch<S> {
         }
         if let Some(front) = self.requests.front() {
             let gap = front.at.saturating_sub(at);
+            // A request covers a chunk, or what the fetch lacks (`top_up`): so may a gap.
+            let lacks = self.want_end.saturating_sub(at).min(COVERED as u64);
+            let largest = (self.shape.0 as u64).max(lacks);
             if gap > 0
-                && gap <= self.shape.0 as u64
+                && gap <= largest
                 && self.ahead_at.is_some()
                 && self.requests.len() < self.shape.1
             {
@@ -102,6 +112,11 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     /// Requests read-ahead chunks until `depth` are requested or held, or the view's end.
+    ///
+    /// A request that starts before the end of the fetch being served (`want_end`) asks for
+    /// everything up to that end, at most [`COVERED`] bytes, if that is more than a chunk (and
+    /// the budget allows it): chunks of a few bytes never split a read into many requests,
+    /// each of which could fail.
     pub(super) fn top_up(&mut self, cx: &mut Context<'_>) {
         let (Some(_), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
             return;
@@ -109,7 +124,8 @@ impl<S: PositionalSource> PositionalFetch<S> {
         let (chunk, depth) = self.shape;
         let held = usize::from(!self.ready.is_empty());
         while self.requests.len() + held < depth {
-            let mut len = chunk;
+            let lacks = self.want_end.saturating_sub(next).min(COVERED as u64) as usize;
+            let mut len = chunk.max(lacks);
             if let Some(length) = self.length() {
                 let left = length.saturating_sub(next);
                 if left == 0 {
@@ -117,16 +133,21 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 }
                 len = len.min(usize::try_from(left).unwrap_or(usize::MAX));
             }
-            let Some(end) = next.checked_add(len as u64) else {
+            if next.checked_add(len as u64).is_none() {
                 break;
-            };
+            }
             let budget = match &self.budget {
-                Some(budget) => match budget.try_reserve(len) {
+                // What the fetch lacks if the budget allows it, a chunk otherwise.
+                Some(budget) => match budget.try_reserve(len).or_else(|| {
+                    len = len.min(chunk);
+                    budget.try_reserve(len)
+                }) {
                     Some(reservation) => Some(reservation),
                     None => break, // no budget for more now
                 },
                 None => None,
             };
+            let end = next + len as u64;
             let mut request = self.request(cx, next, len);
             request.budget = budget;
             tracing::trace!(at = next, len, "read-ahead request");

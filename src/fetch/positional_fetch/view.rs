@@ -39,6 +39,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             read_now_streak: 0,
             requests: VecDeque::new(),
             ahead_at: None,
+            want_end: 0,
             length_request: None,
             reads: 0,
             ranges_kept: Mutex::default(),
