@@ -214,12 +214,8 @@ impl PatternCheck {
 mod tests {
     use super::*;
     use crate::verify::{Checksum, TaskVerifier};
-
-    fn data(n: usize) -> Vec<u8> {
-        (0..n)
-            .map(|i| (i.wrapping_mul(31) ^ (i >> 3)) as u8)
-            .collect()
-    }
+    // Any bytes but the harness's word pattern: the kit's byte pattern.
+    use abi_testkit::pattern_vec as data;
 
     #[tokio::test]
     async fn the_source_truth_reads_large_ranges() {

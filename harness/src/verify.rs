@@ -544,12 +544,8 @@ async fn verify_task<R: RequestReader>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn data(n: usize) -> Vec<u8> {
-        (0..n)
-            .map(|i| (i.wrapping_mul(31) ^ (i >> 3)) as u8)
-            .collect()
-    }
+    // Varied, non-periodic bytes: the kit's byte pattern.
+    use abi_testkit::pattern_vec as data;
 
     #[test]
     fn a_checksum_is_independent_of_how_the_stream_is_split() {
