@@ -1,15 +1,21 @@
 //! The counting wrappers the harness puts under every reader, so that "source reads" mean the
-//! same for all of them: [`CountingSource`] under a stream, [`CountingPositionalSource`] under a
-//! positional source.
+//! same for all of them: [`CountingSource`] under a stream; under a positional source the test
+//! kit's [`CountingPositional`](abi_testkit::CountingPositional), whose requests are the
+//! reader's "source reads" and whose jumps (requests that do not continue the previous one) are
+//! its "seeks".
+//!
+//! The stream wrapper is the harness's own rather than the kit's
+//! [`Counting`](abi_testkit::Counting): the unbuffered reader calls it once per request in its
+//! timed loop (and every stream reader at each refill), where the kit's wrapper adds up to four
+//! sequentially consistent atomic updates per read and logs every seek in a `Vec` behind a
+//! mutex (the unbuffered reader of a random-pattern cell seeks once per request, so that log
+//! would grow with the run). Plain integers in a wrapper the reader owns cost nothing there.
 
 use std::fmt;
 use std::io::{self, SeekFrom};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::task::{ready, Context, Poll};
 
-use async_buffered_input::source::PositionalSource;
-use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
 
 /// A source wrapper that counts the operations made on the source: completed reads, seeks
@@ -129,171 +135,10 @@ impl<R> fmt::Debug for CountingSource<R> {
     }
 }
 
-/// A [`PositionalSource`] wrapper that counts the requests made to the source: the
-/// positional counterpart of [`CountingSource`].
-///
-/// The harness puts it under the [read-ahead reader](crate::ReaderKind::BufferedReadAhead)
-/// (between the
-/// [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) and the source), so that
-/// reader's "underlying reads" are the requests that reach the source, read-ahead chunks
-/// included, just as the other readers' are the reads that reach theirs:
-///
-/// - [`requests`](Self::requests): `read_at` requests, counted when the request starts (its
-///   future is first polled), whether it then succeeds, fails, or is abandoned in flight (a
-///   read-ahead chunk discarded by a seek still cost the source a request; so did one past the
-///   end, though some sources answer it without I/O), plus the
-///   [`try_read_at`](PositionalSource::try_read_at) calls that read something (a page cache
-///   read is a read of the file);
-/// - [`immediate`](Self::immediate): of those, the `try_read_at` calls that read something.
-///   Calls that read nothing (nothing at hand) are not counted: they cost no I/O;
-/// - [`jumps`](Self::jumps): requests that did not start where the previous one ended (the
-///   first is expected at offset 0). A positional source has no cursor to seek, so this is what
-///   a seek would have been: the rewind between passes, a read elsewhere;
-/// - [`bytes`](Self::bytes): bytes the source returned, from requests that completed;
-/// - [`length_requests`](Self::length_requests): `len` calls.
-///
-/// The counts are atomics, since requests run on other tasks while the reader holds the source
-/// behind an `Arc`.
-///
-/// # Examples
-///
-/// ```
-/// use async_buffered_input::source::{MemorySource, PositionalSource};
-/// use throughput_harness::CountingPositionalSource;
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> std::io::Result<()> {
-/// let source = CountingPositionalSource::new(MemorySource::new(vec![1u8; 100]));
-/// source.read_at(0, 10).await?;
-/// source.read_at(10, 10).await?; // continues the previous request
-/// source.read_at(0, 5).await?; // a jump back
-/// source.read_at(95, 10).await?; // a jump; 5 bytes left
-/// assert_eq!(source.requests(), 4);
-/// assert_eq!(source.jumps(), 2);
-/// assert_eq!(source.bytes(), 30);
-/// # Ok(())
-/// # }
-/// ```
-pub struct CountingPositionalSource<S> {
-    inner: S,
-    requests: AtomicU64,
-    immediate: AtomicU64,
-    jumps: AtomicU64,
-    bytes: AtomicU64,
-    length_requests: AtomicU64,
-    // Where a request continuing the last one would start: the end of the last range asked for
-    // (0 before the first request).
-    next: AtomicU64,
-}
-
-impl<S> CountingPositionalSource<S> {
-    /// Wraps `inner`, with every count at 0.
-    pub fn new(inner: S) -> Self {
-        Self {
-            inner,
-            requests: AtomicU64::new(0),
-            immediate: AtomicU64::new(0),
-            jumps: AtomicU64::new(0),
-            bytes: AtomicU64::new(0),
-            length_requests: AtomicU64::new(0),
-            next: AtomicU64::new(0),
-        }
-    }
-
-    /// Requests started on the source (`read_at` futures polled at least once), whatever their
-    /// outcome.
-    pub fn requests(&self) -> u64 {
-        self.requests.load(Relaxed)
-    }
-
-    /// `try_read_at` calls that read something (also counted in [`requests`](Self::requests)).
-    pub fn immediate(&self) -> u64 {
-        self.immediate.load(Relaxed)
-    }
-
-    /// Requests that did not start where the previous request's range ended (the first is
-    /// expected at 0).
-    pub fn jumps(&self) -> u64 {
-        self.jumps.load(Relaxed)
-    }
-
-    /// Bytes the source returned.
-    pub fn bytes(&self) -> u64 {
-        self.bytes.load(Relaxed)
-    }
-
-    /// `len` requests started on the source.
-    pub fn length_requests(&self) -> u64 {
-        self.length_requests.load(Relaxed)
-    }
-
-    /// The source.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// Unwraps the source.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
-
-    // ----- private helpers -----
-
-    /// Books a request for `[offset, offset + len)`.
-    fn count_request(&self, offset: u64, len: usize) {
-        self.requests.fetch_add(1, Relaxed);
-        let expected = self.next.swap(offset.saturating_add(len as u64), Relaxed);
-        if expected != offset {
-            self.jumps.fetch_add(1, Relaxed);
-        }
-    }
-}
-
-impl<S: PositionalSource> PositionalSource for CountingPositionalSource<S> {
-    /// The source's `read_at`, counted when first polled.
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        self.count_request(offset, len);
-        let read = self.inner.read_at(offset, len).await;
-        if let Ok(bytes) = &read {
-            self.bytes.fetch_add(bytes.len() as u64, Relaxed);
-        }
-        read
-    }
-
-    /// The source's `len`, counted when first polled.
-    async fn len(&self) -> io::Result<u64> {
-        self.length_requests.fetch_add(1, Relaxed);
-        self.inner.len().await
-    }
-
-    /// The source's `try_read_at`, counted as a request (and an immediate one) if it read
-    /// something.
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        let n = self.inner.try_read_at(offset, buf);
-        if n > 0 {
-            self.count_request(offset, n);
-            self.immediate.fetch_add(1, Relaxed);
-            self.bytes.fetch_add(n as u64, Relaxed);
-        }
-        n
-    }
-}
-
-impl<S> fmt::Debug for CountingPositionalSource<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CountingPositionalSource")
-            .field("requests", &self.requests())
-            .field("immediate", &self.immediate())
-            .field("jumps", &self.jumps())
-            .field("bytes", &self.bytes())
-            .field("length_requests", &self.length_requests())
-            .finish_non_exhaustive()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use abi_testkit::CountingPositional;
     use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
     use async_buffered_input::source::MemorySource;
     use async_buffered_input::AsyncBufferedInput;
@@ -330,33 +175,9 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_positional_source_counts_requests_jumps_bytes_and_lengths() {
-        let source = CountingPositionalSource::new(MemorySource::new(vec![7u8; 50]));
-        assert_eq!(source.read_at(40, 20).await.unwrap().len(), 10);
-        assert_eq!(source.read_at(60, 5).await.unwrap().len(), 0);
-        assert_eq!(source.len().await.unwrap(), 50);
-        assert_eq!(
-            (source.requests(), source.jumps(), source.bytes()),
-            (2, 1, 10)
-        );
-        assert_eq!(source.length_requests(), 1);
-        assert_eq!(
-            format!("{source:?}"),
-            "CountingPositionalSource { requests: 2, immediate: 0, jumps: 1, bytes: 10, length_requests: 1, .. }"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_future_never_polled_is_not_a_request() {
-        let source = CountingPositionalSource::new(MemorySource::new(vec![7u8; 50]));
-        drop(source.read_at(0, 10));
-        assert_eq!((source.requests(), source.jumps()), (0, 0));
-    }
-
-    #[tokio::test]
     async fn under_read_ahead_it_sees_chunks_not_reads() {
         let data: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
-        let counted = CountingPositionalSource::new(MemorySource::new(data.clone()));
+        let counted = CountingPositional::new(MemorySource::new(data.clone()));
         // A 1-byte window: every 10-byte read is a fetch of its own.
         let fetch = PositionalFetch::new(counted).with_read_ahead(ReadAhead::new(1000, 2));
         let mut input = AsyncBufferedInput::with_capacity(1, fetch);

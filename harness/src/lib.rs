@@ -31,10 +31,10 @@
 //! not timed, so every row is still proven to read the file's bytes ([`Mismatch`]). Each cell
 //! reports bytes, time, bytes and requests per second, per-request [`Latency`] (p50, p99), the
 //! reads, seeks and bytes the source saw (counted by a [`CountingSource`] under every stream
-//! reader alike, and by a [`CountingPositionalSource`] under the read-ahead reader and under the
-//! cached reader's cache), the bytes
-//! fetched per byte used, and its ratios to the limit and to `AsyncBufferedInput`. A [time budget](Plan#time-budget) keeps slow readers
-//! from taking minutes.
+//! reader alike, and by the test kit's [`CountingPositional`](abi_testkit::CountingPositional)
+//! under the read-ahead reader and under the cached reader's cache), the bytes fetched per byte
+//! used, and its ratios to the limit and to `AsyncBufferedInput`. A
+//! [time budget](Plan#time-budget) keeps slow readers from taking minutes.
 //!
 //! The modules, one concept each, in layers. What a run does flows plan → run → report →
 //! output; imports point down only: a module imports from the layers below its own and from
@@ -45,7 +45,7 @@
 //!    (context on errors), `workload` (the access [`Pattern`] and its seeded requests),
 //!    `timing` (the meter around each request: time budget, sampled [`Latency`]), `mismatch`
 //!    ([`Mismatch`]), `boxed` (the boxed forms a reader gets: [`BoxSource`],
-//!    [`BoxPositionalSource`]), `counting` ([`CountingSource`], [`CountingPositionalSource`],
+//!    [`BoxPositionalSource`]), `counting` ([`CountingSource`], the test kit's counting wrapper,
 //!    under every reader), `tasks` (a cell's tasks run at once);
 //! 2. sources: `remote` (hedged, limited reads of a store), `opendal` (OpenDAL locations),
 //!    `sources` (where the bytes come from: [`Source`], `file://` and object store URLs);
@@ -53,10 +53,11 @@
 //! 4. report: `report` (what was measured: [`Report`], [`SourceReport`], [`CellReport`],
 //!    [`LimitReport`], [`WriteReport`], and the JSON), `verdict` (the best reader per source
 //!    against the limit and tokio's `BufReader`);
-//! 5. run: `write` (the file a run writes, its [pattern](fill_pattern)), `truth` (what the
-//!    bytes should be), `readers` (the readers, as the run drives them), `verify` (the
-//!    untimed passes, the [`Checksum`]), `limit` (the limit row), `run` (a plan run: sources,
-//!    limit rows, cells, the [`Event`]s an observer sees);
+//! 5. run: `write` (the file a run writes, the test kit's
+//!    [pattern](abi_testkit::fill_word_pattern)), `truth` (what the bytes should be), `readers`
+//!    (the readers, as the run drives them), `verify` (the untimed passes, the [`Checksum`]),
+//!    `limit` (the limit row), `run` (a plan run: sources, limit rows, cells, the [`Event`]s an
+//!    observer sees);
 //! 6. output: `table` (the report as text: table, legend, verdict), `plot` (the SVG chart);
 //! 7. `cli`: the `throughput` example's command line:
 //!    `cargo run --release --example throughput -- --help`.
@@ -123,7 +124,7 @@ mod workload;
 mod write;
 
 pub use boxed::{BoxPositionalSource, BoxSource, ReadSeek};
-pub use counting::{CountingPositionalSource, CountingSource};
+pub use counting::CountingSource;
 pub use mismatch::Mismatch;
 pub use plan::{Cell, Plan, ReaderKind};
 pub use report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
@@ -132,4 +133,3 @@ pub use sources::Source;
 pub use timing::Latency;
 pub use verify::Checksum;
 pub use workload::Pattern;
-pub use write::fill_pattern;

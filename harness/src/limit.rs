@@ -14,10 +14,11 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use abi_testkit::CountingPositional;
 use async_buffered_input::source::PositionalSource;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
-use crate::counting::{CountingPositionalSource, CountingSource};
+use crate::counting::CountingSource;
 use crate::error::context;
 use crate::sources::{Raw, Source};
 use crate::timing::Meter;
@@ -213,7 +214,7 @@ async fn run(source: &Source, pass: Pass) -> io::Result<Pass> {
             Ok(pass)
         }
         Raw::Positional => {
-            let counted = CountingPositionalSource::new(source.open_positional().await?);
+            let counted = CountingPositional::new(source.open_positional().await?);
             let mut pass = pass;
             let start = pass.start();
             while let Some((at, n)) = pass.next() {
@@ -334,13 +335,7 @@ fn ended_early(at: u64) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::write::fill_pattern;
-
-    fn pattern(len: usize) -> Vec<u8> {
-        let mut data = vec![0u8; len];
-        fill_pattern(0, &mut data);
-        data
-    }
+    use abi_testkit::word_pattern_vec as pattern;
 
     async fn timed_then_verified(source: &Source, len: u64) -> (LimitTimed, LimitVerified) {
         let timed = time_limit(source, len, 1, None, 1).await.unwrap();

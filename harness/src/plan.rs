@@ -34,7 +34,7 @@ use crate::workload::{Pattern, Requests};
 /// reads it through an `AsyncBufferedInput` over a
 /// [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with the plan's
 /// [`read_ahead`](Self::read_ahead) and a
-/// [`CountingPositionalSource`](crate::CountingPositionalSource) per task; that input asks the
+/// [`CountingPositional`](abi_testkit::CountingPositional) per task; that input asks the
 /// source's length before the clock starts, so read-ahead stops at the end of the file.
 ///
 /// The [cached reader](ReaderKind::Cached), which [`new`](Self::new) leaves out, reads the
@@ -50,7 +50,7 @@ use crate::workload::{Pattern, Requests};
 ///
 /// After its timed pass, every cell (and the limit row) is read again by fresh readers making
 /// the same requests, untimed, and every byte they hand out is compared with the truth: the
-/// harness's [pattern](crate::fill_pattern) when the run wrote the file or the limit row found
+/// harness's [pattern](abi_testkit::fill_word_pattern) when the run wrote the file or the limit row found
 /// the file to hold it, the source read straight otherwise. The verification pass also folds
 /// the first and last byte of every request as the timed pass did, so a timed pass that saw
 /// other bytes fails too. See [`CellReport::mismatch`](crate::CellReport::mismatch).
@@ -320,7 +320,7 @@ impl Plan {
 
     /// Writes each source's file first, for the sources that have a local
     /// [`path`](Source::path) (the others are read as they are): creates or truncates it and
-    /// writes `len` bytes of the [test pattern](crate::fill_pattern) in writes of `buffer_size`
+    /// writes `len` bytes of the [test pattern](abi_testkit::fill_word_pattern) in writes of `buffer_size`
     /// bytes, timed (up to `sync_all`) into [`SourceReport::write`](crate::SourceReport::write).
     #[must_use = "builder methods return the changed plan"]
     pub fn write_first(mut self, len: u64, buffer_size: usize) -> Self {
@@ -613,7 +613,7 @@ impl fmt::Display for Cell {
 /// All but two read a stream source (`AsyncRead + AsyncSeek`) through the same
 /// [`CountingSource`](crate::CountingSource). [`BufferedReadAhead`](Self::BufferedReadAhead)
 /// and [`Cached`](Self::Cached) read the source's positional form instead, through a
-/// [`CountingPositionalSource`](crate::CountingPositionalSource), since read-ahead and a block
+/// [`CountingPositional`](abi_testkit::CountingPositional), since read-ahead and a block
 /// cache need requests that name their own offsets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]

@@ -6,6 +6,7 @@
 use std::future::Future;
 use std::io::{self, SeekFrom};
 
+use abi_testkit::CountingPositional;
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead, StreamFetch};
 #[cfg(unix)]
 use async_buffered_input::source::DiskTier;
@@ -14,14 +15,14 @@ use async_buffered_input::AsyncBufferedInput;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, BufReader};
 
 use crate::boxed::{BoxPositionalSource, BoxSource};
-use crate::counting::{CountingPositionalSource, CountingSource};
+use crate::counting::CountingSource;
 use crate::error::context;
 use crate::plan::{Cell, DiskCacheSpec, ReaderKind};
 use crate::sources::Source;
 
 type Counted = CountingSource<BoxSource>;
-type CountedPositional = PositionalFetch<CountingPositionalSource<BoxPositionalSource>>;
-type CachedCounted = PositionalFetch<Cached<CountingPositionalSource<BoxPositionalSource>>>;
+type CountedPositional = PositionalFetch<CountingPositional<BoxPositionalSource>>;
+type CachedCounted = PositionalFetch<Cached<CountingPositional<BoxPositionalSource>>>;
 
 /// The key the cached reader's tasks keep their blocks under: one cache per cell, holding one
 /// source, so any name will do as long as the tasks share it.
@@ -51,7 +52,7 @@ impl Counts {
 
     /// Requests to a positional source, the requests that did not continue the previous one
     /// (a positional source has no seeks), and the bytes it returned.
-    fn of_positional<S>(counted: &CountingPositionalSource<S>) -> Self {
+    fn of_positional<S>(counted: &CountingPositional<S>) -> Self {
         Self {
             reads: counted.requests(),
             seeks: counted.jumps(),
@@ -193,7 +194,7 @@ impl Readers {
                 let shared = source.open_positional().await?;
                 let mut readers = Vec::with_capacity(starts.len());
                 for &start in starts {
-                    let fetch = PositionalFetch::new(CountingPositionalSource::new(shared.clone()))
+                    let fetch = PositionalFetch::new(CountingPositional::new(shared.clone()))
                         .with_read_ahead(read_ahead);
                     let mut input = AsyncBufferedInput::try_with_capacity(capacity()?, fetch)?;
                     // Learn the length before the clock starts (one `len`, not a read), as the
@@ -230,7 +231,7 @@ impl Readers {
                     // Counted under the cache, one count per task, all with the same key: a
                     // task's count is the block loads it made, and the sum what reached the
                     // source.
-                    let counted = CountingPositionalSource::new(shared.clone());
+                    let counted = CountingPositional::new(shared.clone());
                     let cached = Cached::with_key(counted, cache.clone(), key.as_str());
                     let fetch = PositionalFetch::new(cached);
                     let mut input = AsyncBufferedInput::try_with_capacity(capacity()?, fetch)?;

@@ -386,7 +386,7 @@ pub struct LimitReport {
     pub complete: bool,
     /// The time the pass could take.
     pub budget: Option<Duration>,
-    /// Whether the file holds the harness's [pattern](crate::fill_pattern) (the run wrote it,
+    /// Whether the file holds the harness's [pattern](abi_testkit::fill_word_pattern) (the run wrote it,
     /// or the verification pass read the whole file and found it so): the cells are then
     /// verified against the pattern, without reading the source again.
     pub holds_pattern: bool,
@@ -443,7 +443,7 @@ impl fmt::Display for LimitReport {
 /// under the reader, so they mean the same for every stream reader. The
 /// [read-ahead reader](ReaderKind::BufferedReadAhead) reads the positional form of the
 /// source instead, and its counts come from a
-/// [`CountingPositionalSource`](crate::CountingPositionalSource): requests that reach the
+/// [`CountingPositional`](abi_testkit::CountingPositional): requests that reach the
 /// source, which is what a stream reader's reads are too (one request, one round trip). The
 /// [cached reader](ReaderKind::Cached)'s counts are taken under its block cache: the block
 /// loads that reached the source, not the lookups the cache answered. With several tasks, the
@@ -466,11 +466,11 @@ pub struct CellReport {
     /// [`CountingSource::reads`](crate::CountingSource::reads)); for the read-ahead reader,
     /// requests started on the positional source, read-ahead chunks included, whether or not
     /// they were used (see
-    /// [`CountingPositionalSource::requests`](crate::CountingPositionalSource::requests)).
+    /// [`CountingPositional::requests`](abi_testkit::CountingPositional::requests)).
     pub underlying_reads: u64,
     /// Seeks started on the source; for the read-ahead reader, which has no seeks, requests that
     /// did not start where the previous one ended (see
-    /// [`CountingPositionalSource::jumps`](crate::CountingPositionalSource::jumps)).
+    /// [`CountingPositional::jumps`](abi_testkit::CountingPositional::jumps)).
     pub underlying_seeks: u64,
     /// Bytes the source returned: more than `bytes` when a window read ahead of the requests,
     /// fewer when a later pass found bytes still in the window.

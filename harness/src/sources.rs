@@ -954,13 +954,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_positional_source_as_a_stream_makes_one_request_per_read() {
-        use crate::CountingPositionalSource;
+        use abi_testkit::CountingPositional;
         use tokio::io::AsyncReadExt;
 
         let data: Vec<u8> = (0..100u8).collect();
-        let counted = Arc::new(CountingPositionalSource::new(MemorySource::new(
-            data.clone(),
-        )));
+        let counted = Arc::new(CountingPositional::new(MemorySource::new(data.clone())));
         let mut stream = stream_of(Arc::clone(&counted));
         let mut buf = [0u8; 30];
         for expected in [&data[..30], &data[30..60], &data[60..90]] {

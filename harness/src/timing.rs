@@ -10,7 +10,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::workload::splitmix64;
+use abi_testkit::splitmix64;
 
 /// The running time the meter aims to let pass between two samples.
 pub(crate) const TARGET: Duration = Duration::from_micros(100);

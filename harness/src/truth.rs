@@ -1,5 +1,5 @@
 //! What the bytes of a source should be, for the verification passes ([`Truth`]): the harness's
-//! [test pattern](crate::fill_pattern) when the run wrote the file or found it to hold the
+//! [test pattern](abi_testkit::fill_word_pattern) when the run wrote the file or found it to hold the
 //! pattern (computed, no I/O), otherwise the source itself, read straight in large ranges
 //! ([`Source::open_reference`]); and [`PatternCheck`], which finds out whether a file holds the
 //! pattern.
@@ -9,17 +9,17 @@ use std::io::{self, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+use abi_testkit::fill_word_pattern;
 use async_buffered_input::source::PositionalSource;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
 use crate::mismatch::Mismatch;
 use crate::sources::{Reference, Source};
-use crate::write::fill_pattern;
 
 /// What the bytes of a source should be, for the verification passes.
 #[derive(Clone)]
 pub(crate) enum Truth {
-    /// The harness's test pattern ([`fill_pattern`]): computed, no I/O.
+    /// The harness's test pattern ([`fill_word_pattern`]): computed, no I/O.
     Pattern,
     /// The source itself, read straight in ranges of 64 KiB to 1 MiB through its
     /// [reference form](Source::open_reference), one per task; `reads` counts those reads.
@@ -137,7 +137,7 @@ impl TruthCursor {
         match &mut self.reference {
             TruthReference::Pattern => {
                 self.block.resize(len, 0);
-                fill_pattern(offset, &mut self.block);
+                fill_word_pattern(offset, &mut self.block);
             }
             TruthReference::Source(Reference::Positional(source), reads) => {
                 reads.fetch_add(1, Relaxed);
@@ -191,7 +191,7 @@ impl PatternCheck {
             return;
         }
         self.scratch.resize(bytes.len(), 0);
-        fill_pattern(offset, &mut self.scratch);
+        fill_word_pattern(offset, &mut self.scratch);
         if let Some(i) = self.scratch.iter().zip(bytes).position(|(a, b)| a != b) {
             self.first_difference = Some((offset + i as u64, self.scratch[i], bytes[i]));
         }
@@ -214,12 +214,8 @@ impl PatternCheck {
 mod tests {
     use super::*;
     use crate::verify::{Checksum, TaskVerifier};
-
-    fn data(n: usize) -> Vec<u8> {
-        (0..n)
-            .map(|i| (i.wrapping_mul(31) ^ (i >> 3)) as u8)
-            .collect()
-    }
+    // Any bytes but the harness's word pattern: the kit's byte pattern.
+    use abi_testkit::pattern_vec as data;
 
     #[tokio::test]
     async fn the_source_truth_reads_large_ranges() {
@@ -270,8 +266,7 @@ mod tests {
 
     #[test]
     fn a_pattern_check_finds_the_first_difference() {
-        let mut data = vec![0u8; 3000];
-        fill_pattern(0, &mut data);
+        let mut data = abi_testkit::word_pattern_vec(3000);
         let mut check = PatternCheck::default();
         check.check(0, &data[..1000]);
         check.check(1000, &data[1000..]);

@@ -544,13 +544,8 @@ async fn verify_task<R: RequestReader>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::write::fill_pattern;
-
-    fn data(n: usize) -> Vec<u8> {
-        (0..n)
-            .map(|i| (i.wrapping_mul(31) ^ (i >> 3)) as u8)
-            .collect()
-    }
+    // Varied, non-periodic bytes: the kit's byte pattern.
+    use abi_testkit::pattern_vec as data;
 
     #[test]
     fn a_checksum_is_independent_of_how_the_stream_is_split() {
@@ -612,8 +607,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_pattern_truth_needs_no_io_and_finds_the_first_wrong_byte() {
-        let mut data = vec![0u8; 5000];
-        fill_pattern(0, &mut data);
+        let data = abi_testkit::word_pattern_vec(5000);
         let truth = Truth::Pattern;
         let mut verifier = TaskVerifier::new(0, truth.cursor(5000).await.unwrap());
         assert!(verifier.check(0, &data[..100]).await.unwrap());

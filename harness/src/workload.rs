@@ -5,6 +5,8 @@ use std::fmt;
 use std::io;
 use std::str::FromStr;
 
+use abi_testkit::splitmix64;
+
 /// The order in which a cell's requests visit the file.
 ///
 /// Every pattern is a pure function of the run's seed, the task and the request's index, so
@@ -425,21 +427,6 @@ impl Iterator for Walk<'_> {
         self.k += 1;
         Some(request)
     }
-}
-
-/// 2^64 divided by the golden ratio: SplitMix64's increment.
-pub(crate) const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// SplitMix64 of `x`: a bijective mix, good enough to scatter offsets and cheap.
-pub(crate) fn splitmix64(x: u64) -> u64 {
-    mix64(x.wrapping_add(GOLDEN))
-}
-
-/// SplitMix64's finalizer: a bijective mix of `z`.
-pub(crate) fn mix64(z: u64) -> u64 {
-    let z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    let z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -1,5 +1,12 @@
-//! The file a run writes: the harness's test pattern ([`fill_pattern`]) and the write phase that
-//! writes it, timed as the classic NFS test timed its writes.
+//! The file a run writes: the write phase, timed as the classic NFS test timed its writes, of
+//! the harness's test pattern ([`fill_word_pattern`], from the test kit).
+//!
+//! The pattern is a fixed pseudo-random byte stream: byte `n` is byte `n % 8` (little endian)
+//! of the `n / 8 + 1`-th value of the SplitMix64 sequence. It looks like compressed data (no
+//! runs, no repeats), so a reader that returns bytes from the wrong offset changes the
+//! checksum, and any slice of it can be made or checked without the rest. Files written by
+//! earlier versions of the harness hold the same bytes (a test below pins them), so a run still
+//! recognizes them as holding the pattern.
 
 use std::io;
 use std::path::Path;
@@ -7,11 +14,12 @@ use std::time::Instant;
 
 use tokio::io::AsyncWriteExt;
 
+use abi_testkit::fill_word_pattern;
+
 use crate::error::context;
 use crate::report::WriteReport;
-use crate::workload::{mix64, GOLDEN};
 
-/// Creates (or truncates) `path` and writes `len` bytes of the [test pattern](fill_pattern) in
+/// Creates (or truncates) `path` and writes `len` bytes of the [test pattern](fill_word_pattern) in
 /// writes of `buffer_size` bytes, timed up to `sync_all`.
 pub(crate) async fn write_file(
     path: &Path,
@@ -27,7 +35,7 @@ pub(crate) async fn write_file(
     let (mut pos, mut writes) = (0u64, 0u64);
     while pos < len {
         let n = (len - pos).min(buffer_size as u64) as usize;
-        fill_pattern(pos, &mut buf[..n]);
+        fill_word_pattern(pos, &mut buf[..n]);
         file.write_all(&buf[..n])
             .await
             .map_err(|e| failed("write", e))?;
@@ -44,46 +52,6 @@ pub(crate) async fn write_file(
         writes,
         elapsed,
     })
-}
-
-/// Fills `buf` with the harness's test pattern for the file offsets `offset..offset + buf.len()`.
-///
-/// The pattern is a fixed pseudo-random byte stream: byte `n` is byte `n % 8` (little endian) of
-/// SplitMix64 applied to `n / 8`. It looks like compressed data (no runs, no repeats), so a
-/// reader that returns bytes from the wrong offset changes the checksum, and any slice of it can
-/// be generated or checked without the rest. The write phase of a [`Plan`](crate::Plan) writes it.
-///
-/// # Examples
-///
-/// ```
-/// use throughput_harness::fill_pattern;
-///
-/// let mut whole = [0u8; 20];
-/// fill_pattern(0, &mut whole);
-/// let mut part = [0u8; 7];
-/// fill_pattern(11, &mut part);
-/// assert_eq!(part, whole[11..18]);
-/// ```
-pub fn fill_pattern(offset: u64, buf: &mut [u8]) {
-    let mut at = offset;
-    let mut rest = buf;
-    // The unaligned head, byte by byte.
-    while at % 8 != 0 {
-        let Some((b, tail)) = rest.split_first_mut() else {
-            return;
-        };
-        *b = word(at / 8).to_le_bytes()[(at % 8) as usize];
-        at += 1;
-        rest = tail;
-    }
-    let mut chunks = rest.chunks_exact_mut(8);
-    for chunk in &mut chunks {
-        chunk.copy_from_slice(&word(at / 8).to_le_bytes());
-        at += 8;
-    }
-    let tail = chunks.into_remainder();
-    let len = tail.len();
-    tail.copy_from_slice(&word(at / 8).to_le_bytes()[..len]);
 }
 
 /// Whether a write phase can create `path`: not a directory, in a folder that exists.
@@ -114,33 +82,39 @@ pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// The pattern's word `i`: SplitMix64's finalizer of `(i + 1)` times the golden ratio.
-#[inline]
-fn word(i: u64) -> u64 {
-    mix64(i.wrapping_add(1).wrapping_mul(GOLDEN))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn any_slice_matches_the_whole() {
-        let mut whole = vec![0u8; 100];
-        fill_pattern(0, &mut whole);
-        for start in 0..40 {
-            for len in [0, 1, 5, 8, 9, 17, 60] {
-                let mut part = vec![0u8; len];
-                fill_pattern(start as u64, &mut part);
-                assert_eq!(part, whole[start..start + len], "start {start} len {len}");
-            }
-        }
+    /// The pattern as the harness wrote it before the test kit had it: word `i` is SplitMix64's
+    /// finalizer of `(i + 1)` times the golden ratio.
+    fn word_as_before(i: u64) -> u64 {
+        let z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        let z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    #[tokio::test]
+    async fn the_file_holds_the_same_bytes_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pattern.bin");
+        // Writes of 1001 bytes: most start off a word boundary.
+        let len = 100_003u64;
+        let report = write_file(&path, len, 1001).await.unwrap();
+        assert_eq!((report.bytes, report.writes), (len, 100));
+        let written = std::fs::read(&path).unwrap();
+        let before: Vec<u8> = (0..len)
+            .map(|n| word_as_before(n / 8).to_le_bytes()[(n % 8) as usize])
+            .collect();
+        assert_eq!(written.len(), before.len());
+        let first_difference = written.iter().zip(&before).position(|(a, b)| a != b);
+        assert_eq!(first_difference, None);
     }
 
     #[test]
     fn has_no_obvious_structure() {
-        let mut data = vec![0u8; 4096];
-        fill_pattern(0, &mut data);
+        let data = abi_testkit::word_pattern_vec(4096);
         let mut counts = [0u32; 256];
         for &b in &data {
             counts[b as usize] += 1;

@@ -8,18 +8,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::{word_pattern_vec as pattern, CountingPositional};
 use async_buffered_input::fetch::ReadAhead;
 use async_buffered_input::source::MemorySource;
 use throughput_harness::{
-    fill_pattern, BoxPositionalSource, BoxSource, Cell, Checksum, CountingPositionalSource, Event,
-    Mismatch, Pattern, Plan, ReaderKind, Report, Source, SourceReport,
+    BoxPositionalSource, BoxSource, Cell, Checksum, Event, Mismatch, Pattern, Plan, ReaderKind,
+    Report, Source, SourceReport,
 };
-
-fn pattern(len: usize) -> Vec<u8> {
-    let mut data = vec![0u8; len];
-    fill_pattern(0, &mut data);
-    data
-}
 
 fn checksum_of_passes(data: &[u8], passes: u32) -> u64 {
     let mut sum = Checksum::new();
@@ -1243,7 +1238,7 @@ fn public_types_are_send_sync_and_unpin() {
     assert_send_sync_unpin::<ReaderKind>();
     assert_send_sync_unpin::<throughput_harness::CountingSource<tokio::fs::File>>();
     assert_send_sync_unpin::<BoxPositionalSource>();
-    assert_send_sync_unpin::<CountingPositionalSource<BoxPositionalSource>>();
+    assert_send_sync_unpin::<CountingPositional<BoxPositionalSource>>();
     fn assert_send_unpin<T: Send + Unpin + ?Sized>() {}
     assert_send_unpin::<BoxSource>();
 }

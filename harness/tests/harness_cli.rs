@@ -10,71 +10,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use abi_testkit::{word_pattern_vec as pattern, ExampleBuild};
 use async_buffered_input::fetch::ReadAhead;
 use serde_json::Value;
-use throughput_harness::fill_pattern;
 
-/// The example's binary, built on first use.
+/// The example's binary, built on first use with the same features as this test.
 fn example() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        // This test runs from <target>/<profile>/deps/.
-        let exe = std::env::current_exe().expect("the test's own path");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("<target>/<profile>");
-        let target_dir = profile_dir.parent().expect("<target>");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut build = Command::new(cargo);
-        build
-            .args([
-                "build",
-                "--quiet",
-                "--example",
-                "throughput",
-                "--target-dir",
-            ])
-            .arg(target_dir)
-            .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if profile_dir
-            .file_name()
-            .is_some_and(|name| name == "release")
-        {
-            build.arg("--release");
-        }
-        // `cargo test` hands this test the package's variables (CARGO_MANIFEST_DIR, CARGO_PKG_*,
-        // ...). A dependency's build script that watches them (ring's does) would see them
-        // change and run again, rebuilding everything above it here, and again in the next
-        // `cargo test`.
-        for (key, _) in std::env::vars_os() {
-            let name = key.to_string_lossy();
-            if name.starts_with("CARGO_PKG_")
-                || matches!(
-                    &*name,
-                    "CARGO_MANIFEST_DIR"
-                        | "CARGO_MANIFEST_PATH"
-                        | "CARGO_MANIFEST_LINKS"
-                        | "CARGO_CRATE_NAME"
-                        | "CARGO_PRIMARY_PACKAGE"
-                        | "CARGO_TARGET_TMPDIR"
-                        | "OUT_DIR"
-                )
-            {
-                build.env_remove(&key);
-            }
-        }
-        // The same features as this test, so that the build reuses what `cargo test` built.
-        if cfg!(feature = "object-store") {
-            build.args(["--features", "object-store"]);
-        }
-        let status = build.status().expect("cargo runs");
-        assert!(status.success(), "cargo build --example throughput failed");
-        let bin = profile_dir
-            .join("examples")
-            .join(format!("throughput{}", std::env::consts::EXE_SUFFIX));
-        assert!(bin.is_file(), "{} was not built", bin.display());
-        bin
+        ExampleBuild::new(env!("CARGO_MANIFEST_DIR"), "throughput")
+            .features(cfg!(feature = "object-store").then_some("object-store"))
+            .build()
     })
 }
 
@@ -123,13 +69,10 @@ fn temp_dir() -> tempfile::TempDir {
         .unwrap()
 }
 
-fn pattern(len: usize) -> Vec<u8> {
-    let mut data = vec![0u8; len];
-    fill_pattern(0, &mut data);
-    data
-}
-
-const SMALL: [&str; 8] = [
+/// A small sweep whose every cell reads the whole file: a budget of 20 s for every reader,
+/// unbuffered and byte loop included (instead of their default 0.2 s, which a loaded machine can
+/// run out of), so that no assertion depends on the machine's speed.
+const SMALL: [&str; 10] = [
     "--file-size",
     "64KiB",
     "--sizes",
@@ -138,6 +81,8 @@ const SMALL: [&str; 8] = [
     "4KiB",
     "--budget",
     "20s",
+    "--slow-budget",
+    "none",
 ];
 
 /// The rows of a JSON report (`--json` on stdout).
@@ -462,6 +407,9 @@ fn an_existing_file_is_timed_without_being_modified() {
         "8192",
         "--readers",
         "buffered,unbuffered",
+        // Every cell reads the whole file, however loaded the machine (see `SMALL`).
+        "--slow-budget",
+        "none",
         "--json",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -529,6 +477,9 @@ fn several_paths_make_one_table_and_one_chart() {
         "4KiB",
         "--readers",
         "buffered,readahead,unbuffered",
+        // Every cell reads the whole file, however loaded the machine (see `SMALL`).
+        "--slow-budget",
+        "none",
     ];
     let mut args = vec![
         "--path".to_string(),
@@ -669,6 +620,9 @@ fn term_lookups_with_many_tasks() {
         "640",
         "--readers",
         "buffered,bufreader,unbuffered",
+        // Every cell reads the whole file, however loaded the machine (see `SMALL`).
+        "--slow-budget",
+        "none",
         "--json",
     ];
     let out = run(&args);
@@ -1013,6 +967,9 @@ fn a_file_url_is_a_local_file() {
         "100",
         "--capacities",
         "4KiB",
+        // Every cell reads the whole file, however loaded the machine (see `SMALL`).
+        "--slow-budget",
+        "none",
         "--json",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -1027,7 +984,16 @@ fn a_file_url_is_a_local_file() {
         }
     }
     // And read as it is without --write.
-    let out = run(&["--path", &url, "--sizes", "1000", "--capacities", "4KiB"]);
+    let out = run(&[
+        "--path",
+        &url,
+        "--sizes",
+        "1000",
+        "--capacities",
+        "4KiB",
+        "--slow-budget",
+        "none",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("verified: 5 cells and 1 limit row"),

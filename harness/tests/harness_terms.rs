@@ -7,15 +7,10 @@
 
 use std::collections::HashMap;
 
-use throughput_harness::{fill_pattern, Cell, Pattern, Plan, ReaderKind, Source};
+use abi_testkit::word_pattern_vec as pattern;
+use throughput_harness::{Cell, Pattern, Plan, ReaderKind, Source};
 
 const REGION: u64 = Pattern::TERMS_REGION;
-
-fn pattern(len: usize) -> Vec<u8> {
-    let mut data = vec![0u8; len];
-    fill_pattern(0, &mut data);
-    data
-}
 
 fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new()

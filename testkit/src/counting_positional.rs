@@ -178,3 +178,39 @@ impl<S> std::fmt::Debug for CountingPositional<S> {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use async_buffered_input::source::MemorySource;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn it_counts_requests_jumps_bytes_and_lengths() {
+        let source = CountingPositional::new(MemorySource::new(vec![7u8; 50]));
+        // A jump (the first request is expected at 0); 10 bytes left.
+        assert_eq!(source.read_at(40, 20).await.unwrap().len(), 10);
+        // Continues the range asked for, not the bytes returned; past the end.
+        assert_eq!(source.read_at(60, 5).await.unwrap().len(), 0);
+        assert_eq!(source.len().await.unwrap(), 50);
+        assert_eq!(
+            (source.requests(), source.jumps(), source.bytes()),
+            (2, 1, 10)
+        );
+        assert_eq!((source.length_requests(), source.live()), (1, 0));
+        assert_eq!(
+            format!("{source:?}"),
+            "CountingPositional { requests: 2, immediate: 0, live: 0, jumps: 1, bytes: 10, \
+             length_requests: 1, .. }"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_future_never_polled_is_not_a_request() {
+        let source = CountingPositional::new(MemorySource::new(vec![7u8; 50]));
+        drop(source.read_at(0, 10));
+        assert_eq!(
+            (source.requests(), source.jumps(), source.live()),
+            (0, 0, 0)
+        );
+    }
+}

@@ -33,7 +33,8 @@ pub fn pattern_vec(len: usize) -> Vec<u8> {
 /// `n / 8 + 1`-th value of the splitmix64 sequence seeded with 0. It looks like compressed data
 /// (no runs, no repeats) and is made a word at a time, fast enough to write gigabytes.
 ///
-/// The throughput harness writes and verifies this pattern (`throughput_harness::fill_pattern`).
+/// The throughput harness writes and verifies this pattern (its write phase, its verification
+/// passes, and its check whether an existing file holds it).
 ///
 /// # Examples
 ///
