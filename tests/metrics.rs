@@ -11,7 +11,7 @@ use async_buffered_input::source::{
     Retrying,
 };
 use bytes::Bytes;
-use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
 /// Request 0 stalls (a deadline, then a retry), request 2 is slow (hedged), the rest answer at
 /// once.
@@ -35,39 +35,50 @@ impl PositionalSource for Script {
     }
 }
 
-#[test]
-fn counters_move() {
+/// Runs `work` on a current-thread runtime with a paused clock, recording into a recorder of
+/// its own: what it returned, and the recorder's snapshotter.
+fn recorded_with<T>(work: impl std::future::Future<Output = T>) -> (T, Snapshotter) {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
-    metrics::with_local_recorder(&recorder, || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+    let out = metrics::with_local_recorder(&recorder, || {
+        tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .start_paused(true)
             .build()
-            .unwrap();
-        runtime.block_on(async {
-            let limiter = RequestLimiter::new(1);
-            let source = Retrying::new(
-                Hedged::new(
-                    limiter.wrap(Deadline::new(
-                        Script {
-                            data: MemorySource::new(vec![9u8; 1000]),
-                            sent: AtomicUsize::new(0),
-                        },
-                        Duration::from_millis(100),
-                        1 << 20,
-                    )),
-                    HedgePolicy::fixed(Duration::from_millis(10)).with_budget(1.0),
-                ),
-                RetryPolicy::new(3)
-                    .with_backoff(Duration::from_millis(1), Duration::from_millis(1)),
-            );
-            // Each read: its request stalls (0) or is slow (2); the hedge, sent after 10 ms,
-            // waits for the only turn; the first request hits its deadline at 100 ms and gives
-            // the turn to the hedge, which answers.
-            assert_eq!(source.read_at(0, 100).await.unwrap().len(), 100);
-            assert_eq!(source.read_at(100, 100).await.unwrap().len(), 100);
-        });
+            .unwrap()
+            .block_on(work)
+    });
+    (out, snapshotter)
+}
+
+/// [`recorded_with`] for work that returns nothing.
+fn recorded(work: impl std::future::Future<Output = ()>) -> Snapshotter {
+    recorded_with(work).1
+}
+
+#[test]
+fn counters_move() {
+    let snapshotter = recorded(async {
+        let limiter = RequestLimiter::new(1);
+        let source = Retrying::new(
+            Hedged::new(
+                limiter.wrap(Deadline::new(
+                    Script {
+                        data: MemorySource::new(vec![9u8; 1000]),
+                        sent: AtomicUsize::new(0),
+                    },
+                    Duration::from_millis(100),
+                    1 << 20,
+                )),
+                HedgePolicy::fixed(Duration::from_millis(10)).with_budget(1.0),
+            ),
+            RetryPolicy::new(3).with_backoff(Duration::from_millis(1), Duration::from_millis(1)),
+        );
+        // Each read: its request stalls (0) or is slow (2); the hedge, sent after 10 ms,
+        // waits for the only turn; the first request hits its deadline at 100 ms and gives
+        // the turn to the hedge, which answers.
+        assert_eq!(source.read_at(0, 100).await.unwrap().len(), 100);
+        assert_eq!(source.read_at(100, 100).await.unwrap().len(), 100);
     });
     let mut counters = std::collections::HashMap::new();
     let mut histograms = std::collections::HashMap::new();
@@ -100,29 +111,19 @@ fn counters_move() {
 
 #[test]
 fn retries_are_counted() {
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
-    metrics::with_local_recorder(&recorder, || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .start_paused(true)
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let source = Retrying::new(
-                Deadline::new(
-                    Script {
-                        data: MemorySource::new(vec![9u8; 1000]),
-                        sent: AtomicUsize::new(0),
-                    },
-                    Duration::from_millis(100),
-                    1 << 20,
-                ),
-                RetryPolicy::new(3)
-                    .with_backoff(Duration::from_millis(1), Duration::from_millis(1)),
-            );
-            assert_eq!(source.read_at(0, 10).await.unwrap().len(), 10);
-        });
+    let snapshotter = recorded(async {
+        let source = Retrying::new(
+            Deadline::new(
+                Script {
+                    data: MemorySource::new(vec![9u8; 1000]),
+                    sent: AtomicUsize::new(0),
+                },
+                Duration::from_millis(100),
+                1 << 20,
+            ),
+            RetryPolicy::new(3).with_backoff(Duration::from_millis(1), Duration::from_millis(1)),
+        );
+        assert_eq!(source.read_at(0, 10).await.unwrap().len(), 10);
     });
     let retries = snapshotter
         .snapshot()
@@ -134,9 +135,7 @@ fn retries_are_counted() {
 }
 
 /// Counters and gauges from `snapshotter`, by name and `tier` label (`""` without one).
-fn values(
-    snapshotter: &metrics_util::debugging::Snapshotter,
-) -> std::collections::HashMap<(String, String), f64> {
+fn values(snapshotter: &Snapshotter) -> std::collections::HashMap<(String, String), f64> {
     let mut out = std::collections::HashMap::new();
     for (key, _, _, value) in snapshotter.snapshot().into_vec() {
         let tier = key
@@ -179,45 +178,38 @@ async fn read_blocks(
 fn cache_tiers_are_counted() {
     use async_buffered_input::source::{BlockCache, DiskTier};
 
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
     let dir = tempfile::tempdir().unwrap();
     let bs = 4096;
     let data: Vec<u8> = (0..8 * bs).map(|i| (i % 251) as u8).collect();
-    let (stats, disk_bytes) = metrics::with_local_recorder(&recorder, || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            // Room on disk for 4 of the 8 blocks, in memory for all of them.
-            let slot = (bs + DiskTier::SLOT_OVERHEAD) as u64;
-            let disk = DiskTier::open(dir.path(), 4 * slot, bs).unwrap();
-            // 8 misses in memory and on disk, 8 writes, 4 of them evicting an earlier block;
-            // then 8 hits in memory.
-            let first = BlockCache::with_disk_tier(8 * bs as u64, disk.clone());
-            read_blocks(&data, bs, &first, 0..8).await;
-            read_blocks(&data, bs, &first, 0..8).await;
-            // A fresh memory tier: blocks 4..8 come from disk.
-            let second = BlockCache::with_disk_tier(8 * bs as u64, disk.clone());
-            read_blocks(&data, bs, &second, 4..8).await;
-            // The region files cut to nothing: the next fresh tier finds 4 corrupt blocks.
-            for entry in std::fs::read_dir(dir.path()).unwrap() {
-                let path = entry.unwrap().path();
-                if path.extension().is_some_and(|e| e == "bin") {
-                    std::fs::OpenOptions::new()
-                        .write(true)
-                        .open(&path)
-                        .unwrap()
-                        .set_len(0)
-                        .unwrap();
-                }
+    let ((stats, disk_bytes), snapshotter) = recorded_with(async {
+        // Room on disk for 4 of the 8 blocks, in memory for all of them.
+        let slot = (bs + DiskTier::SLOT_OVERHEAD) as u64;
+        let disk = DiskTier::open(dir.path(), 4 * slot, bs).unwrap();
+        // 8 misses in memory and on disk, 8 writes, 4 of them evicting an earlier block;
+        // then 8 hits in memory.
+        let first = BlockCache::with_disk_tier(8 * bs as u64, disk.clone());
+        read_blocks(&data, bs, &first, 0..8).await;
+        read_blocks(&data, bs, &first, 0..8).await;
+        // A fresh memory tier: blocks 4..8 come from disk.
+        let second = BlockCache::with_disk_tier(8 * bs as u64, disk.clone());
+        read_blocks(&data, bs, &second, 4..8).await;
+        // The region files cut to nothing: the next fresh tier finds 4 corrupt blocks.
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "bin") {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .unwrap()
+                    .set_len(0)
+                    .unwrap();
             }
-            let third = BlockCache::with_disk_tier(8 * bs as u64, disk.clone());
-            read_blocks(&data, bs, &third, 4..8).await;
-            let disk_bytes = third.stats().disk_bytes;
-            let stats = first.stats() + second.stats() + third.stats();
-            (stats, disk_bytes)
-        })
+        }
+        let third = BlockCache::with_disk_tier(8 * bs as u64, disk.clone());
+        read_blocks(&data, bs, &third, 4..8).await;
+        let disk_bytes = third.stats().disk_bytes;
+        let stats = first.stats() + second.stats() + third.stats();
+        (stats, disk_bytes)
     });
     let values = values(&snapshotter);
     let value = |name: &str, tier: &str| {
