@@ -85,13 +85,7 @@ CFG
     "$port" "$port" "$dir" "$ST/access.log"
 }
 
-cmd_down() {
-  if [[ -d $ST ]]; then
-    stop_pid "$(cat "$ST/master.pid" 2>/dev/null || true)"   # TERM: fast stop, workers exit first
-    rm -rf "$ST"
-  fi
-  log "down"
-}
+cmd_down() { stop_state master.pid; }  # TERM to the master: fast stop, workers exit first
 
 cmd_status() {
   local port; port=$(cat "$ST/port" 2>/dev/null) && ours "$port" \

@@ -46,6 +46,13 @@ stop_pid() {  # stop_pid PID [SIGNAL] : signal, wait up to 5 s, then SIGKILL; fi
   wait_for 5 "pid $pid to exit" eval "! alive $pid" || kill -KILL "$pid" 2>/dev/null || true
 }
 
+stop_state() {  # stop_state PIDFILE : stop the server whose PID is in $ST/PIDFILE, remove $ST
+  if [[ -d $ST ]]; then
+    stop_pid "$(cat "$ST/$1" 2>/dev/null || true)"
+    rm -rf "$ST"
+  fi
+  log "down"
+}
 spawn() {  # spawn LOGFILE CMD... : start CMD detached (own session, stdio off the caller's pipes); prints its PID
   local logf=$1; shift
   setsid "$@" </dev/null >>"$logf" 2>&1 &

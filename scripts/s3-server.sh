@@ -120,13 +120,7 @@ cmd_get() {
   s3curl "$(state_var S3_ENDPOINT)" "$(state_var S3_BUCKET)/$1" ${2:+-H "Range: bytes=$2"}
 }
 
-cmd_down() {
-  if [[ -d $ST ]]; then
-    stop_pid "$(cat "$ST/server.pid" 2>/dev/null || true)"
-    rm -rf "$ST"
-  fi
-  log "down"
-}
+cmd_down() { stop_state server.pid; }
 
 cmd_status() {
   if [[ -f $ST/env ]] && bucket_ok "$(state_var S3_ENDPOINT)" "$(state_var S3_BUCKET)" 2>/dev/null; then

@@ -53,13 +53,7 @@ cmd_up() {
     "$(cat "$ST/pass")" "$port" "$port" "$port" "$(cat "$ST/pass")" "$dir"
 }
 
-cmd_down() {
-  if [[ -d $ST ]]; then
-    stop_pid "$(cat "$ST/server.pid" 2>/dev/null || true)"
-    rm -rf "$ST"
-  fi
-  log "down"
-}
+cmd_down() { stop_state server.pid; }
 
 cmd_status() {
   local port; port=$(cat "$ST/port" 2>/dev/null) && ours "$port" \
