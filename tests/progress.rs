@@ -425,15 +425,18 @@ macro_rules! retry {
     }};
 }
 
-/// Runs `reads` in order over an input whose source fails every `n`-th request, retrying each
-/// read until it completes; checks its value, the position after it and after each failure,
-/// and its attempts against [`attempt_bound`]; and with `checksum`, the CRC32 of all it read.
+/// Runs `reads` in order over an input whose source fails every `n`-th request (answering
+/// after a yield if `pending`, so that requests run as tasks and are in flight when one
+/// fails), retrying each read until it completes; checks its value, the position after it and
+/// after each failure, and its attempts against [`attempt_bound`]; and with `checksum`, the
+/// CRC32 of all it read.
 async fn run_model(
     reads: &[Read],
     n: u64,
     capacity: usize,
     ahead: Ahead,
     checksum: bool,
+    pending: bool,
 ) -> Result<(), proptest::test_runner::TestCaseError> {
     use proptest::prelude::*;
     let mut data = Vec::new();
@@ -441,7 +444,8 @@ async fn run_model(
         read.encode(&mut data);
     }
     data.extend((0..8).map(|i| pattern(1 << 40 | i)));
-    let source = Arc::new(FailEvery::new(data.clone(), n, ErrorKind::ConnectionReset));
+    let source =
+        Arc::new(FailEvery::new(data.clone(), n, ErrorKind::ConnectionReset).pending(pending));
     let mut fetch = PositionalFetch::from_arc(source.clone());
     if let Some(read_ahead) = ahead.read_ahead() {
         fetch = fetch.with_read_ahead(read_ahead);
@@ -544,10 +548,11 @@ proptest::proptest! {
         ..proptest::test_runner::Config::default()
     })]
 
-    /// Every read kind, over a source failing every `n`-th request (2 to 9), through windows
-    /// of 1, 7, 64 and 4096 bytes and every read-ahead shape, with and without a checksum:
-    /// each read, retried after each failure, completes within [`attempt_bound`] attempts
-    /// with the right value, and a failed attempt leaves the position where the read started.
+    /// Every read kind, over a source failing every `n`-th request (2 to 9), answering at once
+    /// or after a yield (requests in flight when one fails), through windows of 1, 7, 64 and
+    /// 4096 bytes and every read-ahead shape, with and without a checksum: each read, retried
+    /// after each failure, completes within [`attempt_bound`] attempts with the right value,
+    /// and a failed attempt leaves the position where the read started.
     #[test]
 
     fn every_read_retried_over_a_source_failing_every_nth_request_completes_in_bounded_attempts(
@@ -556,9 +561,54 @@ proptest::proptest! {
         capacity in proptest::sample::select(vec![1usize, 7, 64, 4096]),
         ahead in ahead_strategy(),
         checksum in proptest::bool::ANY,
+        pending in proptest::bool::ANY,
     ) {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        runtime.block_on(run_model(&reads, n, capacity, ahead, checksum))?;
+        runtime.block_on(run_model(&reads, n, capacity, ahead, checksum, pending))?;
+    }
+}
+
+/// The fuzzer's `decode` find of 2026-12-02 (CI): `read_u32_into` of 300 values (1 200 bytes,
+/// past a 64-byte window holding the first 53) with read-ahead, over a source whose answers
+/// come after a yield, so the read-ahead requests run as tasks and are in flight when one
+/// fails, and which fails every 2nd request. The chunks in flight after a failed one were
+/// dropped: each attempt then asked again for the failed chunk and the next, an even number
+/// of requests, the first of which always failed, and no attempt got further than the one
+/// before (2 792 attempts in the fuzzer). They are kept now: a retry asks only for the gap.
+#[tokio::test(flavor = "current_thread")]
+async fn a_bulk_read_retried_while_read_ahead_requests_are_in_flight_completes() {
+    let data = pattern_vec(3610);
+    for (chunk, depth) in [(2, 2), (16, 2), (16, 4), (7, 3), (64, 2), (4096, 2)] {
+        for every in [2, 3, 4] {
+            let what = format!("{chunk}-byte chunks, {depth} at a time, every {every}th fails");
+            let source = Arc::new(
+                FailEvery::new(data.clone(), every, ErrorKind::ConnectionReset).pending(true),
+            );
+            let fetch = PositionalFetch::from_arc(source.clone())
+                .with_read_ahead(ReadAhead::new(chunk, depth));
+            let mut input = AsyncBufferedInput::with_capacity(64, fetch);
+            input.seek_to(200);
+            while input.fill(1).await.is_err() {}
+            input.seek_to(207);
+            let mut values = vec![0u32; 300];
+            let mut attempts = 0;
+            while let Err(e) = input.read_u32_into(&mut values).await {
+                attempts += 1;
+                assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{what}: {e}");
+                assert_eq!(input.position(), 207, "{what}: {e}");
+                assert!(
+                    attempts < 40,
+                    "{what}: no progress after {attempts} attempts, {} requests",
+                    source.requests()
+                );
+            }
+            let want: Vec<u32> = data[207..1407]
+                .chunks_exact(4)
+                .map(|b| u32::from_be_bytes(b.try_into().unwrap()))
+                .collect();
+            assert_eq!(values, want, "{what}");
+            assert_eq!(input.position(), 1407, "{what}");
+        }
     }
 }
 

@@ -8,11 +8,17 @@ use async_buffered_input::source::PositionalSource;
 /// An in-memory positional source whose every `every`-th request (`read_at`, counted from 1 as
 /// they start) fails with `kind`; nothing is at hand (`try_read_at` reads nothing), so every
 /// fetch is a request. `every == 0` never fails. Counts the requests and the failures.
+///
+/// Its answers are ready at once, unless [`pending`](Self::pending) makes them wait: a failure
+/// for one yield to the runtime, bytes for four (a reset comes back faster than a transfer).
+/// The fetcher then runs its requests as tasks of their own, and those after a failed one are
+/// still in flight when it fails.
 #[derive(Debug)]
 pub struct FailEvery {
     data: bytes::Bytes,
     every: u64,
     kind: ErrorKind,
+    pending: bool,
     requests: AtomicU64,
     failures: AtomicU64,
 }
@@ -24,9 +30,17 @@ impl FailEvery {
             data: data.into(),
             every,
             kind,
+            pending: false,
             requests: AtomicU64::new(0),
             failures: AtomicU64::new(0),
         }
+    }
+
+    /// Makes every answer wait: a failure for one yield to the runtime, bytes for four (builder
+    /// style).
+    pub fn pending(mut self, pending: bool) -> Self {
+        self.pending = pending;
+        self
     }
 
     /// Requests started so far.
@@ -62,7 +76,17 @@ impl PositionalSource for FailEvery {
             let end = offset.saturating_add(len as u64).min(size) as usize;
             Ok(self.data.slice(start..end))
         };
-        std::future::ready(answer)
+        let yields = match (self.pending, answer.is_ok()) {
+            (false, _) => 0,
+            (true, false) => 1,
+            (true, true) => 4,
+        };
+        async move {
+            for _ in 0..yields {
+                tokio::task::yield_now().await;
+            }
+            answer
+        }
     }
 
     fn len(&self) -> impl std::future::Future<Output = io::Result<u64>> + Send {

@@ -171,14 +171,16 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     self.ready_budget = done.budget.take();
                 }
                 Err(e) => {
-                    // Keep the chunks after this one that already arrived intact, for the
-                    // retry, which requests the gap this one leaves (`retarget`). Those that
-                    // failed too, or are still in flight, were asked during the same trouble:
-                    // dropped, to be asked again. A spawned request whose task has finished
-                    // has arrived too: its answer is taken first.
+                    // Keep the chunks after this one that arrived intact or are still in
+                    // flight, for the retry, which requests only the gap this one leaves
+                    // (`retarget`). Dropping those in flight would make every attempt ask for
+                    // the same requests again, and a source that fails every few requests
+                    // could fail each attempt at the same one, forever (the fuzzer found it:
+                    // two requests per attempt, every 2nd failing). Those from the first one
+                    // that failed too on are dropped, to be asked again.
                     let mut intact = 0;
                     for request in self.requests.iter_mut() {
-                        if !request.settle() {
+                        if !request.not_failed() {
                             break;
                         }
                         intact += 1;

@@ -86,10 +86,11 @@ impl<T: Send + 'static> Request<T> {
         }
     }
 
-    /// Whether its answer is here and is not an error. The answer of a spawned request whose
-    /// task has finished is taken first (without waiting: the task is done).
-    pub(super) fn settle(&mut self) -> bool {
-        matches!(self.answer(), Some(Ok(_)))
+    /// Whether it has not failed: its answer is bytes, or it is still in flight (it may fail
+    /// yet: the fetch that reaches it finds out). The answer of a spawned request whose task
+    /// has finished is taken first (without waiting: the task is done).
+    pub(super) fn not_failed(&mut self) -> bool {
+        !matches!(self.answer(), Some(Err(_)))
     }
 
     pub(super) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
