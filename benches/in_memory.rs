@@ -17,6 +17,11 @@
 //!   `.await` per request, for reference: what the `.await` alone costs a loop;
 //! - `floor/slice_copy`: `read_exact` from a `&[u8]` (one copy), for reference.
 //!
+//! A second group, `read_ahead_chunks/{size}`, reads the same bytes through read-ahead chunks
+//! (4 MiB x 4) with a 64 KiB window, over a source that has no bytes at hand (every fetch is a
+//! request, answered at once): the path of a remote source, without the network. Its
+//! contenders: `ours/read_bytes`, and `floor/slice_copy`.
+//!
 //! Timed by `support/clock.rs`: the bench thread's CPU time (`ABI_BENCH_CLOCK=wall` for wall
 //! time). Run: `cargo bench --bench in_memory` (filter with e.g. `-- sequential/8/`).
 
@@ -29,7 +34,7 @@ use std::io::{Cursor, Read};
 use std::task::Poll;
 use std::time::Duration;
 
-use async_buffered_input::fetch::PositionalFetch;
+use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
 use clock::Clock;
@@ -74,6 +79,19 @@ async fn ours_positional(data: &bytes::Bytes, size: usize) {
     );
     let mut buf = vec![0u8; size];
     for _ in 0..requests(data.len(), size).0 {
+        input.read_bytes(&mut buf).await.unwrap();
+        black_box(&buf);
+    }
+}
+
+/// `read_bytes` of `size` through a 64 KiB window over read-ahead chunks of a source that
+/// answers every request at once and has nothing at hand.
+async fn ours_read_ahead(source: &std::sync::Arc<abi_testkit::FailEvery>, size: usize) {
+    let fetch =
+        PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(4 << 20, 4));
+    let mut input = AsyncBufferedInput::with_capacity(64 << 10, fetch);
+    let mut buf = vec![0u8; size];
+    for _ in 0..requests(DATA_LEN, size).0 {
         input.read_bytes(&mut buf).await.unwrap();
         black_box(&buf);
     }
@@ -187,9 +205,34 @@ fn sequential(c: &mut Criterion<Clock>) {
     }
 }
 
+fn read_ahead_chunks(c: &mut Criterion<Clock>) {
+    let data = data();
+    let source = std::sync::Arc::new(abi_testkit::FailEvery::new(
+        data.clone(),
+        0,
+        std::io::ErrorKind::Other,
+    ));
+    let rt = runtime();
+    for size in [100, 4096, 8192, 16384] {
+        let mut group = c.benchmark_group(format!("read_ahead_chunks/{size}"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(2));
+        group.throughput(Throughput::Bytes(requests(DATA_LEN, size).1));
+        group.bench_function(BenchmarkId::new("ours", "read_bytes"), |b| {
+            b.iter(|| rt.block_on(ours_read_ahead(&source, size)))
+        });
+        group.bench_function(BenchmarkId::new("floor", "slice_copy"), |b| {
+            b.iter(|| slice_copy(&data, size))
+        });
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = clock::criterion();
-    targets = sequential
+    targets = sequential, read_ahead_chunks
 }
 criterion_main!(benches);

@@ -55,7 +55,8 @@ pub struct Stats {
     /// Bytes handed to callers out of the window.
     pub bytes_from_window: u64,
     /// Bytes handed to callers bypassing the window: read by the source straight into their
-    /// buffers, or kept for its retry by a read that failed (see
+    /// buffers (or copied there from read-ahead chunks that had arrived), or kept for its
+    /// retry by a read that failed (see
     /// [`MAX_KEPT_FOR_RETRY`](crate::AsyncBufferedInput::MAX_KEPT_FOR_RETRY)).
     pub bytes_direct: u64,
 }

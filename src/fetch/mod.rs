@@ -110,6 +110,12 @@ pub(crate) mod seam {
         /// What the fetcher reads, for errors: a path, a URL, "memory (N bytes)", "stream".
         fn resource(&self) -> Arc<str>;
 
+        /// How many bytes from `at` on a fetch there would copy from bytes the fetcher holds
+        /// already (read-ahead chunks that arrived), without I/O; 0 if none (the default).
+        fn held(&mut self, _at: u64) -> usize {
+            0
+        }
+
         /// Gives back what the fetcher holds beyond what it needs to go on (read-ahead chunks).
         fn release(&mut self) {}
 

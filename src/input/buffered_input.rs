@@ -23,7 +23,8 @@ use crate::stats::Stats;
 ///
 /// - a request is first served from what the window holds, in one copy;
 /// - a remainder of at least the capacity is fetched straight into the caller's buffer (no copy
-///   through the window);
+///   through the window), and so is one of at least 4 KiB that read-ahead bytes already
+///   arrived for (copied once from them, not twice through the window);
 /// - a smaller remainder refills the window once, fetching as much as the window holds, and is
 ///   copied from there.
 ///

@@ -22,6 +22,11 @@ use crate::fetch::Fetch;
 /// ([`AsyncBufferedInput::MAX_KEPT_FOR_RETRY`](crate::AsyncBufferedInput::MAX_KEPT_FOR_RETRY)).
 pub(super) const MAX_KEPT_FOR_RETRY: usize = 16 << 20;
 
+/// The least remainder of a read that goes straight into the caller's buffer, past the window,
+/// when the fetcher holds all of it already: below it, the window's copy costs less than the
+/// fetch's own work.
+const HELD_DIRECT: usize = 4 << 10;
+
 /// The bytes an input has at hand and the way to more of them.
 ///
 /// Invariants (`debug_assert_invariants`): the window holds at most `capacity` bytes, and
@@ -271,8 +276,9 @@ impl<F: Fetch> Refill<F> {
 
     /// Fills `dst` with the bytes `[at, at + dst.len())`: one copy of what the window holds and
     /// of what a failed attempt kept (`kept`), then one fetch for the remainder (continued if it
-    /// comes back short), straight into `dst` if the remainder is at least the capacity,
-    /// through a refilled window otherwise. `state` starts as `ReadExact::default()` (or
+    /// comes back short), straight into `dst` if the remainder is at least the capacity (or at
+    /// least `HELD_DIRECT` bytes the fetcher holds already), through a refilled window
+    /// otherwise. `state` starts as `ReadExact::default()` (or
     /// `ReadExact::step()`) and carries the progress across `Pending`; a past-the-end error
     /// counts the bytes available from `at`. `pos` is the input's position, which the read does
     /// not move.
@@ -315,7 +321,12 @@ impl<F: Fetch> Refill<F> {
         if rest.is_empty() {
             return Poll::Ready(Ok(()));
         }
-        let read = if rest.len() < self.capacity {
+        // Straight into `dst`, past the window: a remainder of at least the capacity, or one
+        // of at least `HELD_DIRECT` bytes the fetcher holds already (read-ahead bytes that
+        // arrived), copied once from them rather than twice through the window.
+        let direct = rest.len() >= self.capacity
+            || (rest.len() >= HELD_DIRECT && self.fetcher.get_mut().held(from) >= rest.len());
+        let read = if !direct {
             ready!(self.poll_fill_at(cx, from, rest.len(), pos))
                 .map_err(|e| e.after(have as u64))
                 .and_then(|()| {

@@ -75,6 +75,19 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
         Arc::from(self.source.description())
     }
 
+    fn held(&mut self, at: u64) -> usize {
+        if let Some(held) = self.ready_from(at) {
+            return held.len();
+        }
+        match self.requests.front_mut() {
+            Some(front) if front.at == at => match front.answer() {
+                Some(Ok(bytes)) => bytes.len(),
+                _ => 0,
+            },
+            _ => 0,
+        }
+    }
+
     fn release(&mut self) {
         self.release_held();
         self.release_kept_ranges();
