@@ -60,9 +60,9 @@ pub struct Report {
     pub capacities: Vec<usize>,
     /// The seed of the random, clustered and term-lookup patterns.
     pub seed: u64,
-    /// The read-ahead of the [read-ahead reader](ReaderKind::BufferedReadAhead) (whether or not
-    /// it ran; see [`read_ahead`](Self::read_ahead)).
-    pub read_ahead: ReadAhead,
+    /// The read-ahead shapes of the [read-ahead reader](ReaderKind::BufferedReadAhead), in the
+    /// order timed (whether or not it ran; see [`read_ahead`](Self::read_ahead)).
+    pub read_aheads: Vec<ReadAhead>,
 }
 
 impl Report {
@@ -93,7 +93,7 @@ impl Report {
             .any(|s| s.cells.iter().any(|r| !r.complete) || !s.limit.complete)
     }
 
-    /// The read-ahead of the read-ahead reader, if the run timed it.
+    /// The read-ahead of the read-ahead reader (its first shape), if the run timed it.
     pub fn read_ahead(&self) -> Option<ReadAhead> {
         self.sources
             .iter()

@@ -209,6 +209,93 @@ async fn a_fixed_read_ahead_reads_whole_chunks() {
 }
 
 #[tokio::test]
+async fn several_read_ahead_shapes_are_timed_side_by_side() {
+    let dir = temp_dir();
+    let path = dir.path().join("data.bin");
+    let len = 600 * 1024 + 17;
+    std::fs::write(&path, pattern(len)).unwrap();
+    let fixed = ReadAhead::new(256 << 10, 4);
+    let report = Plan::new(Source::file(&path).page_cache_reads(false))
+        .sizes([65536])
+        .capacities([4096])
+        .readers([ReaderKind::BufferedReadAhead, ReaderKind::BufReader])
+        .read_aheads([ReadAhead::default(), fixed, ReadAhead::default()])
+        .run()
+        .await
+        .unwrap();
+    let source = &report.sources[0];
+    assert_complete_and_correct(&report, source, &pattern(len));
+    assert_eq!(report.read_aheads, [ReadAhead::default(), fixed]);
+    let shapes: Vec<_> = source
+        .cells
+        .iter()
+        .map(|r| (r.cell.reader, r.cell.read_ahead, r.read_ahead))
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            (
+                ReaderKind::BufferedReadAhead,
+                Some(ReadAhead::default()),
+                Some(ReadAhead::default())
+            ),
+            (ReaderKind::BufferedReadAhead, Some(fixed), Some(fixed)),
+            (ReaderKind::BufReader, None, None),
+        ]
+    );
+    // The fixed shape: one plain request for the first window, then 256 KiB chunks; the
+    // adaptive one starts at 64 KiB chunks, so it makes more requests.
+    let fixed_reads = source.cells[1].underlying_reads;
+    assert_eq!(fixed_reads, 1 + (len as u64 - 4096).div_ceil(256 << 10));
+    assert!(source.cells[0].underlying_reads > fixed_reads, "{source:?}");
+    // The rows name their shape (the adaptive one by the reader's name alone), the legend
+    // lists the shapes, and the verdict compares the adaptive one with the best fixed one.
+    let table = report.to_string();
+    assert!(table.contains("AsyncBufferedInput+RA 256KiBx4 "), "{table}");
+    // (The legend wraps at 120 columns, so only its start is checked on one line.)
+    assert!(table.contains("of each shape: adaptive,"), "{table}");
+    assert!(table.contains("Read-ahead: adaptive at "), "{table}");
+    assert!(
+        table.contains(" the best fixed shape (256KiBx4)."),
+        "{table}"
+    );
+    let json = report.json();
+    let rows = json.as_array().unwrap();
+    let shaped: Vec<_> = rows
+        .iter()
+        .filter(|r| r["reader"] == "readahead")
+        .map(|r| r["read_ahead"]["chunk_size"].clone())
+        .collect();
+    assert_eq!(shaped.len(), 2, "{json}");
+    assert_eq!(shaped[1], 256 << 10, "{json}");
+}
+
+#[test]
+fn the_object_store_reader_reads_only_urls() {
+    let err = Plan::new(Source::memory(vec![1u8; 10]))
+        .readers([ReaderKind::ObjectStoreBufReader])
+        .validate()
+        .unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    assert!(
+        err.to_string().starts_with(
+            "the reader object_store BufReader (object-store-bufreader) reads object-store URLs"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        "object_store BufReader".parse::<ReaderKind>().unwrap(),
+        ReaderKind::ObjectStoreBufReader
+    );
+    let err = Plan::new(Source::memory(vec![1u8; 10]))
+        .readers([ReaderKind::BufferedReadAhead])
+        .read_aheads([])
+        .validate()
+        .unwrap_err();
+    assert!(err.to_string().contains("no read-ahead shapes"), "{err}");
+}
+
+#[tokio::test]
 async fn tiny_and_odd_sizes_and_windows_in_memory() {
     let data = pattern(10_007);
     let report = Plan::new(Source::memory(data.clone()))

@@ -19,31 +19,20 @@
 //! prints. A test that needs one and does not find it fails.
 #![cfg(feature = "object-store")]
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use async_buffered_input::fetch::ReadAhead;
 use throughput_harness::{Checksum, Plan, ReaderKind, Report, Source, SourceReport};
 
+const THIS: &str = "harness/tests/harness_object_store.rs";
+
 fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| {
-        panic!(
-            "{name} is not set: this test needs the servers; see the top of \
-             harness/tests/harness_object_store.rs"
-        )
-    })
+    abi_testkit::server_var(name, THIS)
 }
 
 /// The local copy of the object: its file name (the object's name on the servers) and bytes.
 fn object_file() -> (String, Vec<u8>) {
-    let path = PathBuf::from(env("ABI_OBJECT_FILE"));
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    assert!(
-        data.len() > 1 << 20,
-        "{} should hold over 1 MiB so that read-ahead has chunks to pipeline",
-        path.display()
-    );
+    let (_, name, data) = abi_testkit::object_file(THIS);
     (name, data)
 }
 
@@ -153,6 +142,55 @@ async fn every_reader_reads_the_same_bytes_over_http() {
             "GETs in nginx's log vs source reads counted"
         );
     }
+}
+
+#[tokio::test]
+#[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
+async fn read_ahead_shapes_and_object_stores_buf_reader_over_http() {
+    let (name, data) = object_file();
+    let url = format!("{}/{name}", env("ABI_HTTP_URL").trim_end_matches('/'));
+    let fixed = ReadAhead::new(256 << 10, 4);
+    let report = Plan::new(Source::from_url(&url).unwrap())
+        .sizes([65536])
+        .capacities([8192, 1 << 20])
+        .readers([
+            ReaderKind::BufferedReadAhead,
+            ReaderKind::ObjectStoreBufReader,
+        ])
+        .read_aheads([ReadAhead::default(), fixed])
+        .budget(Duration::from_secs(120))
+        .run()
+        .await
+        .unwrap_or_else(|e| panic!("harness over {url}: {e}"));
+    assert!(report.verified(), "{report}");
+    let source = &report.sources[0];
+    // Per window: the two shapes, then object_store's BufReader.
+    let cells: Vec<_> = source
+        .cells
+        .iter()
+        .map(|r| (r.cell.reader, r.cell.capacity, r.cell.read_ahead))
+        .collect();
+    let (ahead, theirs) = (
+        ReaderKind::BufferedReadAhead,
+        ReaderKind::ObjectStoreBufReader,
+    );
+    let mut expected = Vec::new();
+    for window in [8192, 1 << 20] {
+        expected.push((ahead, Some(window), Some(ReadAhead::default())));
+        expected.push((ahead, Some(window), Some(fixed)));
+        expected.push((theirs, Some(window), None));
+    }
+    assert_eq!(cells, expected);
+    let checksum = Checksum::of(&data);
+    for r in &source.cells {
+        assert!(r.complete && r.error.is_none(), "{r}");
+        assert_eq!(r.bytes, data.len() as u64, "{r}");
+        assert_eq!(r.checksum, checksum, "{r}: not the local copy's bytes");
+    }
+    let table = report.to_string();
+    assert!(table.contains("AsyncBufferedInput+RA 256KiBx4 "), "{table}");
+    assert!(table.contains("object_store BufReader  "), "{table}");
+    assert!(table.contains("Read-ahead: adaptive at "), "{table}");
 }
 
 #[tokio::test]

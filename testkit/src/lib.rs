@@ -16,7 +16,7 @@
 //!   source partly in "page cache") and [`FailEvery`] (a positional source failing every n-th
 //!   request).
 //! - **Harness pieces**: [`temp_tokio_file`] / [`temp_std_file_in`] (real files, unlinked at
-//!   once), [`poll_once_then_drop`] (for cancellation tests), [`ExampleBuild`] (builds an
+//!   once), [`server_var`] / [`object_file`] (what the server tests read from the environment), [`poll_once_then_drop`] (for cancellation tests), [`ExampleBuild`] (builds an
 //!   example from inside a test, in the test's target folder, without the package variables
 //!   that would make cargo rebuild).
 #![deny(
@@ -44,6 +44,7 @@ mod pattern;
 mod poll;
 mod rng;
 mod seek;
+mod server_env;
 mod temp_file;
 mod xorshift;
 
@@ -65,5 +66,6 @@ pub use partly_at_hand::PartlyAtHand;
 pub use pattern::{fill_word_pattern, pattern, pattern_vec, word_pattern_vec};
 pub use poll::poll_once_then_drop;
 pub use rng::{splitmix64, Rng};
+pub use server_env::{object_file, server_var};
 pub use temp_file::{temp_std_file_in, temp_tokio_file};
 pub use xorshift::XorShift64;
