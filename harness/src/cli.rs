@@ -71,7 +71,9 @@ struct Args {
     /// (AsyncBufferedInput over the source's positional reads through one block cache shared by
     /// the cell's tasks, fresh per cell; not in the default list: meant for --pattern terms),
     /// bufreader (tokio's BufReader), unbuffered (the source itself), byteloop (read_u8 per byte
-    /// over a BufReader); or none, for the write phase and the limit row only (the classic
+    /// over a BufReader), and for URL sources only opendal and opendal-tuned (OpenDAL's own
+    /// reader; feature opendal) and object-store-bufreader (object_store's own BufReader;
+    /// feature object-store); or none, for the write phase and the limit row only (the classic
     /// test).
     #[arg(long, value_name = "LIST", default_value = "buffered,readahead,bufreader,unbuffered,byteloop",
           value_parser = parse_readers)]

@@ -763,6 +763,18 @@ impl ReaderKind {
         )
     }
 
+    /// Whether the harness counts what the reader asks of its source: all but the OpenDAL
+    /// readers and object_store's `BufReader`, which make their requests inside their own
+    /// clients (their counts are 0, and the table shows none).
+    pub(crate) fn counts_source(self) -> bool {
+        !matches!(
+            self,
+            ReaderKind::OpendalReader
+                | ReaderKind::OpendalReaderTuned
+                | ReaderKind::ObjectStoreBufReader
+        )
+    }
+
     /// Whether the reader reads only OpenDAL locations (`ftp://`, `webdav://`): the OpenDAL
     /// readers.
     pub(crate) fn uses_opendal(self) -> bool {

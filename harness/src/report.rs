@@ -521,9 +521,10 @@ impl CellReport {
     /// ([`underlying_bytes`](Self::underlying_bytes)) over the bytes the requests asked for
     /// ([`bytes`](Self::bytes)). 1 for a reader that fetches only what it is asked; a window
     /// refilled for each 100-byte lookup fetches many times more. `None` for a cell that read
-    /// nothing.
+    /// nothing, and for readers whose requests are not counted (OpenDAL's and object_store's).
     pub fn fetched_per_used(&self) -> Option<f64> {
-        (self.bytes > 0).then(|| self.underlying_bytes as f64 / self.bytes as f64)
+        (self.bytes > 0 && self.cell.reader.counts_source())
+            .then(|| self.underlying_bytes as f64 / self.bytes as f64)
     }
 }
 

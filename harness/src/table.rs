@@ -749,6 +749,12 @@ fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
             (Row::Read(r), Column::P50) => latency(r.latency, false),
             (Row::Read(r), Column::P99) => latency(r.latency, true),
             (Row::Limit(l), Column::SourceReads) => l.underlying_reads.to_string(),
+            // Readers whose requests the harness cannot count show none.
+            (Row::Read(r), Column::SourceReads | Column::SourceSeeks)
+                if !r.cell.reader.counts_source() =>
+            {
+                dash()
+            }
             (Row::Read(r), Column::SourceReads) => r.underlying_reads.to_string(),
             (Row::Read(r), Column::SourceSeeks) => r.underlying_seeks.to_string(),
             (Row::Read(r), Column::DiskHits) => r.disk_hits.map_or_else(dash, |n| n.to_string()),

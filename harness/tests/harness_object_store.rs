@@ -19,6 +19,7 @@
 //! prints. A test that needs one and does not find it fails.
 #![cfg(feature = "object-store")]
 
+use abi_testkit::assert_contains;
 use std::time::Duration;
 
 use async_buffered_input::fetch::ReadAhead;
@@ -103,6 +104,10 @@ fn assert_every_reader_read_the_object(report: &Report, data: &[u8], sizes: &[us
     }
 }
 
+/// Held by each test that GETs the object over HTTP, so that one test can count the GETs in
+/// nginx's log while it runs.
+static HTTP_OBJECT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The `GET`s of `/name` in nginx's access log so far (`HTTP_ACCESS_LOG`, which
 /// `scripts/http-server.sh up` prints), if the log is known.
 fn gets_in_access_log(name: &str) -> Option<u64> {
@@ -115,6 +120,7 @@ fn gets_in_access_log(name: &str) -> Option<u64> {
 #[tokio::test]
 #[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
 async fn every_reader_reads_the_same_bytes_over_http() {
+    let _alone = HTTP_OBJECT.lock().await;
     let (name, data) = object_file();
     let url = format!("{}/{name}", env("ABI_HTTP_URL").trim_end_matches('/'));
     let sizes = [4096, 65536];
@@ -124,7 +130,7 @@ async fn every_reader_reads_the_same_bytes_over_http() {
     // The counts are honest: every source read of every reader (timed or verifying), the
     // read-ahead reader's chunks included, every read of the limit row and every read made to
     // verify against, is one ranged GET that reached the server, and nothing else reached it.
-    // (No other test of this binary GETs this object over HTTP.)
+    // (The other tests of this binary that GET this object over HTTP wait for `HTTP_OBJECT`.)
     if let (Some(before), Some(after)) = (before, gets_in_access_log(&name)) {
         let source = &report.sources[0];
         let cells: u64 = source
@@ -147,6 +153,7 @@ async fn every_reader_reads_the_same_bytes_over_http() {
 #[tokio::test]
 #[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
 async fn read_ahead_shapes_and_object_stores_buf_reader_over_http() {
+    let _alone = HTTP_OBJECT.lock().await;
     let (name, data) = object_file();
     let url = format!("{}/{name}", env("ABI_HTTP_URL").trim_end_matches('/'));
     let fixed = ReadAhead::new(256 << 10, 4);
@@ -188,9 +195,9 @@ async fn read_ahead_shapes_and_object_stores_buf_reader_over_http() {
         assert_eq!(r.checksum, checksum, "{r}: not the local copy's bytes");
     }
     let table = report.to_string();
-    assert!(table.contains("AsyncBufferedInput+RA 256KiBx4 "), "{table}");
-    assert!(table.contains("object_store BufReader  "), "{table}");
-    assert!(table.contains("Read-ahead: adaptive at "), "{table}");
+    assert_contains(&table, "AsyncBufferedInput+RA 256KiBx4 ");
+    assert_contains(&table, "object_store BufReader  ");
+    assert_contains(&table, "Read-ahead: adaptive at ");
 }
 
 #[tokio::test]

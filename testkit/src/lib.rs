@@ -5,7 +5,8 @@
 //! - **Content**: [`pattern`] / [`pattern_vec`] (a byte per offset) and [`fill_word_pattern`] /
 //!   [`word_pattern_vec`] (the harness's, a word at a time): deterministic, non-periodic file content;
 //!   [`splitmix64`] and [`Rng`] for reproducible sweeps, [`XorShift64`] for the benches' data.
-//! - **Checks**: [`assert_bytes`] names the first differing offset; [`chain`], [`causes`],
+//! - **Checks**: [`assert_bytes`] names the first differing offset; [`assert_contains`] and
+//!   [`assert_count`] print the whole text they looked in; [`chain`], [`causes`],
 //!   [`has_input_error_payload`], [`assert_msg_mentions`] and [`assert_source_error`] look into
 //!   the errors an input returns.
 //! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`]) and [`CountingPositional`]
@@ -28,6 +29,7 @@
 #![forbid(unsafe_code)]
 
 mod assert_bytes;
+mod assert_text;
 mod counting;
 mod counting_positional;
 mod counts;
@@ -49,6 +51,7 @@ mod temp_file;
 mod xorshift;
 
 pub use assert_bytes::assert_bytes;
+pub use assert_text::{assert_contains, assert_count};
 pub use counting::Counting;
 pub use counting_positional::CountingPositional;
 pub use counts::{CountSnapshot, Counts};
