@@ -487,42 +487,15 @@ async fn run() -> io::Result<bool> {
     ));
     // What the cache may add to the same readers without it: its capacity.
     let budget = Some(CACHE_BUDGET as usize + passes[1].peak);
-    let cold = pass(
-        "+ BlockCache, cold",
-        true,
-        cached.clone(),
-        &lookups,
-        &data,
-        &counts,
-        budget,
-    )
-    .await?;
+    // A pass of the cached readers (`coop`: tasks yield their thread as tokio's budget says).
+    let cached_pass =
+        |name, coop| pass(name, coop, cached.clone(), &lookups, &data, &counts, budget);
+    passes.push(cached_pass("+ BlockCache, cold", true).await?);
     let after_cold = cache.stats();
-    passes.push(cold);
-    let warm = pass(
-        "+ BlockCache, warm",
-        true,
-        cached.clone(),
-        &lookups,
-        &data,
-        &counts,
-        budget,
-    )
-    .await?;
+    passes.push(cached_pass("+ BlockCache, warm", true).await?);
     let after_warm = cache.stats();
-    passes.push(warm);
     // The same warm lookups with no task yielding its thread while its reads are ready.
-    let unconstrained = pass(
-        "  warm, no coop",
-        false,
-        cached,
-        &lookups,
-        &data,
-        &counts,
-        budget,
-    )
-    .await?;
-    passes.push(unconstrained);
+    passes.push(cached_pass("  warm, no coop", false).await?);
 
     println!();
     println!(

@@ -71,7 +71,4 @@ cmd_status() {
   log "down"; return 1
 }
 
-case ${1:-} in
-  install|up|down|status) c=$1; shift; "cmd_$c" "$@" ;;
-  *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
-esac
+dispatch "install up down status" "$@"

@@ -87,13 +87,6 @@ CFG
 
 cmd_down() { stop_state master.pid; }  # TERM to the master: fast stop, workers exit first
 
-cmd_status() {
-  local port; port=$(cat "$ST/port" 2>/dev/null) && ours "$port" \
-    && { log "up: http://127.0.0.1:$port serving $(cat "$ST/dir")"; return 0; }
-  log "down"; return 1
-}
+cmd_status() { server_status "http://127.0.0.1:%s"; }
 
-case ${1:-} in
-  install|up|down|status) c=$1; shift; "cmd_$c" "$@" ;;
-  *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
-esac
+dispatch "install up down status" "$@"

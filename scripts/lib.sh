@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers shared by scripts/{sshfs,http-server,s3-server}.sh; sourced, not run.
+# Helpers shared by the server and mount scripts in scripts/; sourced, not run.
 # Log lines go to stderr, so a script's stdout carries only its KEY=VALUE lines.
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
@@ -53,6 +53,21 @@ stop_state() {  # stop_state PIDFILE : stop the server whose PID is in $ST/PIDFI
   fi
   log "down"
 }
+server_status() {  # server_status URL-FORMAT : the status command of a server keeping $ST/port and
+  # $ST/dir: "up: URL serving DIR" (the port put in for the format's %s) if the port answers as
+  # ours, else "down" and status 1
+  local port url; port=$(cat "$ST/port" 2>/dev/null) && ours "$port" \
+    && { printf -v url "$1" "$port"; log "up: $url serving $(cat "$ST/dir")"; return 0; }
+  log "down"; return 1
+}
+
+dispatch() {  # dispatch "CMD..." ARGS... : run cmd_$1 with the rest of ARGS if $1 is one of the
+  # CMDs, else print the script's header comment (its usage) and exit 2
+  local cmds=" $1 " c; shift
+  if [[ -n ${1:-} && $cmds == *" $1 "* ]]; then c=$1; shift; "cmd_$c" "$@"; return; fi
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2
+}
+
 spawn() {  # spawn LOGFILE CMD... : start CMD detached (own session, stdio off the caller's pipes); prints its PID
   local logf=$1; shift
   setsid "$@" </dev/null >>"$logf" 2>&1 &

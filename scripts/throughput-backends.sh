@@ -155,10 +155,7 @@ import json, sys
 rows = json.load(open(sys.argv[1]))
 expected = ["local", "sshfs", "http", "s3"] + (["ftp", "webdav"] if sys.argv[2] == "1" else [])
 failures = []
-names = []
-for r in rows:
-    if r["source_name"] not in names:
-        names.append(r["source_name"])
+names = list(dict.fromkeys(r["source_name"] for r in rows))  # in order, once each
 if names != expected:
     failures.append(f"sources {names}, expected {', '.join(expected)}")
 writes = [r["source_name"] for r in rows if r["row"] == "write"]
@@ -212,10 +209,7 @@ for path, expected, readers in [
     (sys.argv[3], ["ftp", "webdav"], ["readahead", "opendal", "opendal-tuned"]),
 ]:
     rows = json.load(open(path))
-    names = []
-    for r in rows:
-        if r["source_name"] not in names:
-            names.append(r["source_name"])
+    names = list(dict.fromkeys(r["source_name"] for r in rows))
     if names != expected:
         failures.append(f"{path}: sources {names}, expected {expected}")
     for r in rows:
@@ -267,10 +261,7 @@ import json, sys
 
 rows = json.load(open(sys.argv[1]))
 failures = []
-names = []
-for r in rows:
-    if r["source_name"] not in names:
-        names.append(r["source_name"])
+names = list(dict.fromkeys(r["source_name"] for r in rows))  # in order, once each
 if names != ["local", "http"]:
     failures.append(f"sources {names}, expected local and http")
 cells = [r for r in rows if r["row"] == "read"]

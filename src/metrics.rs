@@ -111,28 +111,26 @@ pub(crate) fn request_failed(took: Duration) {
     }
 }
 
-/// A retry of a failed request.
-pub(crate) fn retry() {
-    #[cfg(feature = "metrics")]
-    ::metrics::counter!(RETRIES).increment(1);
+/// Functions that count one event each: `name() => COUNTER`, each with its doc.
+macro_rules! one_event {
+    ($($(#[$doc:meta])* $name:ident => $counter:ident;)*) => {$(
+        $(#[$doc])*
+        pub(crate) fn $name() {
+            #[cfg(feature = "metrics")]
+            ::metrics::counter!($counter).increment(1);
+        }
+    )*};
 }
 
-/// A hedge sent.
-pub(crate) fn hedge_fired() {
-    #[cfg(feature = "metrics")]
-    ::metrics::counter!(HEDGES_FIRED).increment(1);
-}
-
-/// A hedge that answered first.
-pub(crate) fn hedge_won() {
-    #[cfg(feature = "metrics")]
-    ::metrics::counter!(HEDGES_WON).increment(1);
-}
-
-/// A request cut at its deadline.
-pub(crate) fn deadline_hit() {
-    #[cfg(feature = "metrics")]
-    ::metrics::counter!(DEADLINES_HIT).increment(1);
+one_event! {
+    /// A retry of a failed request.
+    retry => RETRIES;
+    /// A hedge sent.
+    hedge_fired => HEDGES_FIRED;
+    /// A hedge that answered first.
+    hedge_won => HEDGES_WON;
+    /// A request cut at its deadline.
+    deadline_hit => DEADLINES_HIT;
 }
 
 /// A wait of `waited` for a limiter's turn.

@@ -83,6 +83,14 @@ fn flip_a_byte_in_every_block(dir: &Path, bs: usize, data_only: bool, rng: &mut 
     records
 }
 
+/// A disk tier of `capacity` bytes in blocks of `block_size`, in a new temporary folder
+/// (deleted when the guard is dropped).
+fn new_tier(capacity: u64, block_size: usize) -> (tempfile::TempDir, DiskTier) {
+    let dir = tempfile::tempdir().unwrap();
+    let disk = DiskTier::open(dir.path(), capacity, block_size).unwrap();
+    (dir, disk)
+}
+
 #[tokio::test]
 async fn a_flipped_byte_in_every_block_is_caught_and_counted() {
     let bs = 4096;
@@ -145,8 +153,7 @@ async fn the_capacity_holds_after_every_insert() {
     let slot = (bs + DiskTier::SLOT_OVERHEAD) as u64;
     let capacity = 20 * slot + slot / 2; // 20 slots and a half
     let data = pattern_vec(200 * bs + 17);
-    let dir = tempfile::tempdir().unwrap();
-    let disk = DiskTier::open(dir.path(), capacity, bs).unwrap();
+    let (dir, disk) = new_tier(capacity, bs);
     assert_eq!(disk.slots(), 20);
     let cache = BlockCache::with_disk_tier(2 * bs as u64, disk);
     let source = Arc::new(cached(&data, &cache));
@@ -243,8 +250,7 @@ fn cache_disk(dir: &tempfile::TempDir, bs: usize) -> DiskTier {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn one_process_at_a_time_and_bad_geometry_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let disk = DiskTier::open(dir.path(), 1 << 20, 4096).unwrap();
+    let (dir, disk) = new_tier(1 << 20, 4096);
     let err = DiskTier::open(dir.path(), 1 << 20, 4096).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::WouldBlock, "{err}");
     assert!(
@@ -267,8 +273,7 @@ async fn one_process_at_a_time_and_bad_geometry_is_refused() {
 async fn open_files_are_bounded() {
     let bs = 512;
     let data = pattern_vec(2000 * bs);
-    let dir = tempfile::tempdir().unwrap();
-    let disk = DiskTier::open(dir.path(), 4 << 20, bs).unwrap();
+    let (dir, disk) = new_tier(4 << 20, bs);
     assert_eq!(disk.region_files(), 16);
     let cache = BlockCache::with_disk_tier(8 * bs as u64, disk);
     let source = Arc::new(cached(&data, &cache));
@@ -318,62 +323,53 @@ async fn open_files_are_bounded() {
 async fn single_flight_holds_across_both_tiers() {
     let bs = 4096;
     let data = pattern_vec(8 * bs);
-    let dir = tempfile::tempdir().unwrap();
-    let disk = DiskTier::open(dir.path(), 1 << 20, bs).unwrap();
-    let make = |cache: &BlockCache| {
-        // 20 ms per request, so every reader arrives while the first request is in flight.
-        let link = SlowLink::new(
-            MemorySource::new(data.clone()),
-            Duration::from_millis(20),
-            u64::MAX,
-        );
-        Arc::new(Cached::with_key(
-            CountingPositional::new(link),
-            cache.clone(),
-            NAME,
-        ))
+    let (_dir, disk) = new_tier(1 << 20, bs);
+    // A fresh memory tier over `disk`; 32 readers of one block at once, each checked; the
+    // cache, and the source under it.
+    let read_32 = |what: &'static str| {
+        let data = data.clone();
+        let cache = BlockCache::with_disk_tier(1 << 20, disk.clone());
+        async move {
+            // 20 ms per request, so every reader arrives while the first request is in flight.
+            let link = SlowLink::new(
+                MemorySource::new(data.clone()),
+                Duration::from_millis(20),
+                u64::MAX,
+            );
+            let source = Arc::new(Cached::with_key(
+                CountingPositional::new(link),
+                cache.clone(),
+                NAME,
+            ));
+            source.len().await.unwrap();
+            let readers: Vec<_> = (0..32)
+                .map(|_| {
+                    let source = Arc::clone(&source);
+                    tokio::spawn(
+                        async move { source.read_at(3 * bs as u64 + 10, 100).await.unwrap() },
+                    )
+                })
+                .collect();
+            for reader in readers {
+                assert_bytes(
+                    &reader.await.unwrap(),
+                    &data[3 * bs + 10..3 * bs + 110],
+                    0,
+                    what,
+                );
+            }
+            (cache, source)
+        }
     };
     // Missing from both tiers: 32 readers, one source request, one disk write.
-    let cache = BlockCache::with_disk_tier(1 << 20, disk.clone());
-    let source = make(&cache);
-    source.len().await.unwrap();
-    let readers: Vec<_> = (0..32)
-        .map(|_| {
-            let source = Arc::clone(&source);
-            tokio::spawn(async move { source.read_at(3 * bs as u64 + 10, 100).await.unwrap() })
-        })
-        .collect();
-    for reader in readers {
-        assert_bytes(
-            &reader.await.unwrap(),
-            &data[3 * bs + 10..3 * bs + 110],
-            0,
-            "miss",
-        );
-    }
+    let (cache, source) = read_32("miss").await;
     let stats = cache.stats();
     assert_eq!(source.get_ref().requests(), 1, "{stats}");
     assert_eq!((stats.misses, stats.disk_writes), (1, 1), "{stats}");
     assert_eq!(stats.hits + stats.coalesced, 31, "{stats}");
 
     // On disk only (a fresh memory tier): 32 readers, one disk read, no source request.
-    let cache = BlockCache::with_disk_tier(1 << 20, disk.clone());
-    let source = make(&cache);
-    source.len().await.unwrap();
-    let readers: Vec<_> = (0..32)
-        .map(|_| {
-            let source = Arc::clone(&source);
-            tokio::spawn(async move { source.read_at(3 * bs as u64 + 10, 100).await.unwrap() })
-        })
-        .collect();
-    for reader in readers {
-        assert_bytes(
-            &reader.await.unwrap(),
-            &data[3 * bs + 10..3 * bs + 110],
-            0,
-            "disk",
-        );
-    }
+    let (cache, source) = read_32("disk").await;
     let stats = cache.stats();
     assert_eq!(source.get_ref().requests(), 0, "{stats}");
     assert_eq!(stats.disk_hits, 1, "one disk read: {stats}");

@@ -52,6 +52,18 @@ struct FailingAfter {
     requests: AtomicU64,
 }
 
+impl FailingAfter {
+    /// 100 bytes whose every request fails with the OS error `code`.
+    fn from_the_first(code: i32) -> Self {
+        Self {
+            inner: MemorySource::new(vec![7u8; 100]),
+            ok: 0,
+            code,
+            requests: AtomicU64::new(0),
+        }
+    }
+}
+
 impl PositionalSource for FailingAfter {
     async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
         if self.requests.fetch_add(1, Relaxed) >= self.ok {
@@ -73,12 +85,7 @@ impl PositionalSource for FailingAfter {
 
 #[tokio::test]
 async fn a_read_that_fails_in_the_source_ends_with_the_cause() {
-    let source = FailingAfter {
-        inner: MemorySource::new(vec![7u8; 100]),
-        ok: 0,
-        code: libc::ECONNRESET,
-        requests: AtomicU64::new(0),
-    };
+    let source = FailingAfter::from_the_first(libc::ECONNRESET);
     let mut input = AsyncBufferedInput::with_capacity(16, PositionalFetch::new(source));
     input.seek_to(10);
     let e = input.read_u32().await.unwrap_err();
@@ -104,12 +111,7 @@ async fn a_read_that_fails_in_the_source_ends_with_the_cause() {
 
 #[tokio::test(start_paused = true)]
 async fn retries_that_give_up_say_how_many_and_why() {
-    let source = FailingAfter {
-        inner: MemorySource::new(vec![7u8; 100]),
-        ok: 0,
-        code: libc::ETIMEDOUT,
-        requests: AtomicU64::new(0),
-    };
+    let source = FailingAfter::from_the_first(libc::ETIMEDOUT);
     let source = Retrying::new(source, RetryPolicy::new(3));
     let mut input = AsyncBufferedInput::with_capacity(16, PositionalFetch::new(source));
     let e = input.read_byte().await.unwrap_err();
@@ -128,7 +130,6 @@ async fn retries_that_give_up_say_how_many_and_why() {
 mod http {
     use super::*;
     use async_buffered_input::source::ObjectStoreSource;
-    use std::sync::Arc;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A server on 127.0.0.1 that answers every request with a 404 and nginx's HTML body;
@@ -190,18 +191,8 @@ mod http {
         assert_eq!(chain(&e), [format!("HEAD {url}: {refused}")]);
 
         // A read of an input over it: the input's message, then the request's, then why.
-        let store = object_store::http::HttpBuilder::new()
-            .with_url(format!("http://127.0.0.1:{port}"))
-            .with_client_options(ObjectStoreSource::client_options())
-            .with_retry(ObjectStoreSource::retry_config())
-            .build()
-            .unwrap();
-        let source = ObjectStoreSource::with_length(
-            Arc::new(store),
-            object_store::path::Path::from("nope.si"),
-            url.clone(),
-            1000,
-        );
+        let (store, path) = ObjectStoreSource::store_for_url(&url).unwrap();
+        let source = ObjectStoreSource::with_length(store, path, url.clone(), 1000);
         let mut input = AsyncBufferedInput::with_capacity(100, PositionalFetch::new(source));
         let e = input.read_bytes_owned(10).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::ConnectionRefused, "{e}");

@@ -191,17 +191,24 @@ fn files_ending(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn a_flipped_byte_in_a_compound_sub_file_names_the_sub_file() {
+/// A copy of the index with one byte flipped in the middle of its compound file, which lies
+/// inside a sub-file (between the header and the footer): the copy, the compound file, and
+/// the offset of the flipped byte.
+fn copy_with_a_flipped_sub_file_byte() -> (tempfile::TempDir, PathBuf, usize) {
     let copy = copy_of(&index_dir());
     let cfs = files_ending(copy.path(), ".cfs")
         .pop()
         .expect("a compound file");
     let mut bytes = std::fs::read(&cfs).expect("read .cfs");
-    // The middle of the file lies inside a sub-file (between the header and the footer).
     let at = bytes.len() / 2;
     bytes[at] ^= 0x40;
     std::fs::write(&cfs, &bytes).expect("write .cfs");
+    (copy, cfs, at)
+}
+
+#[test]
+fn a_flipped_byte_in_a_compound_sub_file_names_the_sub_file() {
+    let (copy, cfs, at) = copy_with_a_flipped_sub_file_byte();
     let cfs_name = cfs.file_name().unwrap().to_string_lossy().into_owned();
     let stderr = fails_naming(copy.path(), &[&cfs_name, "checksum"]);
     assert!(stderr.contains("corrupt"), "{stderr}");
@@ -300,14 +307,7 @@ mod remote {
 
     #[test]
     fn a_flipped_byte_in_a_sub_file_names_the_url_and_the_sub_file() {
-        let copy = copy_of(&index_dir());
-        let cfs = files_ending(copy.path(), ".cfs")
-            .pop()
-            .expect("a compound file");
-        let mut bytes = std::fs::read(&cfs).expect("read .cfs");
-        let at = bytes.len() / 2;
-        bytes[at] ^= 0x40;
-        std::fs::write(&cfs, &bytes).expect("write .cfs");
+        let (copy, cfs, _) = copy_with_a_flipped_sub_file_byte();
         let server = Nginx::serve(copy.path());
         let cfs_name = cfs.file_name().unwrap().to_string_lossy().into_owned();
         let url = format!("{}/{cfs_name}", server.url);

@@ -467,46 +467,38 @@ async fn run_model(
         if let (Read::Skip(n), true) = (read, checksum) {
             skipped += usize::from(*n);
         }
+        // `retry!` of one call, with this read's position, bound and name.
+        macro_rules! again {
+            ($call:expr) => {
+                retry!(input, source, at, bound, what, $call)
+            };
+        }
         let ok = match read {
-            Read::Byte(b) => retry!(input, source, at, bound, what, input.read_byte()).0 == *b,
+            Read::Byte(b) => again!(input.read_byte()).0 == *b,
             Read::Bytes(b) => {
                 let mut buf = vec![0u8; b.len()];
-                retry!(input, source, at, bound, what, input.read_bytes(&mut buf));
+                again!(input.read_bytes(&mut buf));
                 buf == *b
             }
             Read::Owned(b) => {
                 let len = b.len();
-                retry!(input, source, at, bound, what, input.read_bytes_owned(len)).0 == b[..]
+                again!(input.read_bytes_owned(len)).0 == b[..]
             }
-            Read::U16(v) => retry!(input, source, at, bound, what, input.read_u16()).0 == *v,
-            Read::I32(v) => retry!(input, source, at, bound, what, input.read_i32()).0 == *v,
-            Read::U64(v) => retry!(input, source, at, bound, what, input.read_u64()).0 == *v,
-            Read::I64Le(v) => retry!(input, source, at, bound, what, input.read_i64_le()).0 == *v,
-            Read::VInt(v) => retry!(input, source, at, bound, what, input.read_vint()).0 == *v,
-            Read::VLong(v) => retry!(input, source, at, bound, what, input.read_vlong()).0 == *v,
-            Read::Str(s) => retry!(input, source, at, bound, what, input.read_string()).0 == *s,
+            Read::U16(v) => again!(input.read_u16()).0 == *v,
+            Read::I32(v) => again!(input.read_i32()).0 == *v,
+            Read::U64(v) => again!(input.read_u64()).0 == *v,
+            Read::I64Le(v) => again!(input.read_i64_le()).0 == *v,
+            Read::VInt(v) => again!(input.read_vint()).0 == *v,
+            Read::VLong(v) => again!(input.read_vlong()).0 == *v,
+            Read::Str(s) => again!(input.read_string()).0 == *s,
             Read::U32Into(values) => {
                 let mut buf = vec![0u32; values.len()];
-                retry!(
-                    input,
-                    source,
-                    at,
-                    bound,
-                    what,
-                    input.read_u32_into(&mut buf)
-                );
+                again!(input.read_u32_into(&mut buf));
                 buf == *values
             }
             Read::U64Into(values) => {
                 let mut buf = vec![0u64; values.len()];
-                retry!(
-                    input,
-                    source,
-                    at,
-                    bound,
-                    what,
-                    input.read_u64_into(&mut buf)
-                );
+                again!(input.read_u64_into(&mut buf));
                 buf == *values
             }
             Read::Ranges(pairs) => {

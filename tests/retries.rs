@@ -73,35 +73,63 @@ impl PositionalSource for Flaky {
     }
 }
 
-#[tokio::test]
-async fn a_long_read_over_a_flaky_source_completes_by_retrying_it() {
-    const LEN: usize = 1 << 20;
-    const CHUNK: usize = 4096;
+/// The length of the flaky tests' file, and their read-ahead chunk.
+const LEN: usize = 1 << 20;
+const CHUNK: usize = 4096;
+
+/// The flaky tests' file (a pattern of [`LEN`] bytes) behind a [`Flaky`] failing 20% of its
+/// requests, read through an 8 KiB window with read-ahead in 4 KiB chunks, after a header of
+/// `header` bytes read (again and again until it comes), so that the long read that follows
+/// continues a sequential one: read-ahead serves it.
+async fn flaky_after_a_header(
+    header: usize,
+) -> (
+    Vec<u8>,
+    std::sync::Arc<Flaky>,
+    AsyncBufferedInput<PositionalFetch<Flaky>>,
+) {
     let data = pattern_vec(LEN);
     let source = std::sync::Arc::new(Flaky::new(data.clone(), 20, ErrorKind::ConnectionReset));
     let fetch = PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(CHUNK, 4));
     let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
-    // A header first, so the long read continues a sequential one: read-ahead serves it, in
-    // 4 KiB chunks.
-    let mut header = [0u8; 10];
-    while input.read_bytes(&mut header).await.is_err() {}
-    let mut buf = vec![0u8; LEN - 10];
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        match input.read_bytes(&mut buf).await {
-            Ok(()) => break,
-            Err(e) => {
-                assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
-                assert_eq!(input.position(), 10, "a failed read consumes nothing");
-                assert!(attempts < 1000, "no progress after {attempts} attempts");
+    let mut first = vec![0u8; header];
+    while input.read_bytes(&mut first).await.is_err() {}
+    (data, source, input)
+}
+
+/// Makes `call` (a read at `at` over [`flaky_after_a_header`]'s input) again until it succeeds;
+/// checks that each failure is the source's, leaves the position at `at` and says so in its
+/// payload, that there were some (the source fails a fifth of its requests) and not endless;
+/// the attempts.
+macro_rules! until_done {
+    ($input:ident, $at:expr, $call:expr) => {{
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match $call.await {
+                Ok(()) => break,
+                Err(e) => {
+                    assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
+                    assert_eq!($input.position(), $at, "a failed read consumes nothing");
+                    let payload = e.get_ref().and_then(|p| p.downcast_ref::<InputError>());
+                    assert_eq!(payload.expect("an InputError").position(), $at, "{e}");
+                    assert!(attempts < 1000, "no progress after {attempts} attempts");
+                }
             }
         }
-    }
-    assert!(
-        attempts > 10,
-        "the source failed reads: {attempts} attempts"
-    );
+        assert!(
+            attempts > 10,
+            "the source failed reads: {attempts} attempts"
+        );
+        attempts
+    }};
+}
+
+#[tokio::test]
+async fn a_long_read_over_a_flaky_source_completes_by_retrying_it() {
+    let (data, source, mut input) = flaky_after_a_header(10).await;
+    let mut buf = vec![0u8; LEN - 10];
+    let attempts = until_done!(input, 10, input.read_bytes(&mut buf));
     assert_bytes(&buf, &data[10..], 10, "the whole read");
     // Every byte fetched once: a retry reuses what its failed attempts fetched.
     let fetched = input.stats().bytes_from_source;
@@ -127,7 +155,6 @@ async fn a_long_read_over_a_flaky_source_completes_by_retrying_it() {
 
 #[tokio::test(start_paused = true)]
 async fn a_retrying_source_completes_the_read_in_one_call() {
-    const LEN: usize = 1 << 20;
     let data = pattern_vec(LEN);
     let flaky = Flaky::new(data.clone(), 20, ErrorKind::TimedOut);
     let policy =
@@ -181,34 +208,10 @@ async fn errors_that_cannot_succeed_are_not_retried_and_giving_up_says_so() {
 
 #[tokio::test]
 async fn a_long_bulk_read_over_a_flaky_source_completes_by_retrying_it() {
-    const LEN: usize = 1 << 20;
-    const CHUNK: usize = 4096;
-    let data = pattern_vec(LEN);
-    let source = std::sync::Arc::new(Flaky::new(data.clone(), 20, ErrorKind::ConnectionReset));
-    let fetch = PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(CHUNK, 4));
-    // A window larger than the bulk read's 4 KiB steps: each step refills the window.
-    let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
-    let mut header = [0u8; 8];
-    while input.read_bytes(&mut header).await.is_err() {}
+    // The window is larger than the bulk read's 4 KiB steps: each step refills the window.
+    let (data, _, mut input) = flaky_after_a_header(8).await;
     let mut values = vec![0u32; (LEN - 8) / 4];
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
-        match input.read_u32_into(&mut values).await {
-            Ok(()) => break,
-            Err(e) => {
-                assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
-                assert_eq!(input.position(), 8, "a failed read consumes nothing");
-                let payload = e.get_ref().and_then(|p| p.downcast_ref::<InputError>());
-                assert_eq!(payload.expect("an InputError").position(), 8, "{e}");
-                assert!(attempts < 1000, "no progress after {attempts} attempts");
-            }
-        }
-    }
-    assert!(
-        attempts > 10,
-        "the source failed reads: {attempts} attempts"
-    );
+    let attempts = until_done!(input, 8, input.read_u32_into(&mut values));
     for (i, (&value, bytes)) in values.iter().zip(data[8..].chunks_exact(4)).enumerate() {
         let expected = u32::from_be_bytes(bytes.try_into().unwrap());
         assert_eq!(value, expected, "value {i} of {attempts} attempts");

@@ -24,27 +24,19 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use abi_testkit::{chain, Rng};
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead};
 use async_buffered_input::source::{ObjectStoreSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+const THIS: &str = "tests/source_object_store.rs";
+
 fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| {
-        panic!("{name} is not set: this test needs the servers; see the top of tests/source_object_store.rs")
-    })
+    abi_testkit::server_var(name, THIS)
 }
 
 fn object_file() -> (PathBuf, String, Vec<u8>) {
-    let path = PathBuf::from(env("ABI_OBJECT_FILE"));
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    assert!(
-        data.len() > 1 << 20,
-        "{} should hold over 1 MiB to exercise read-ahead",
-        path.display()
-    );
-    (path, name, data)
+    abi_testkit::object_file(THIS)
 }
 
 /// Reads the whole object through an input over `source` in mixed request sizes, then random
@@ -200,14 +192,7 @@ async fn http_server_down_fails_within_the_bound_then_the_same_input_resumes() {
     // Far from what read-ahead fetched, so the read needs the server.
     let at = data.len() as u64 / 2;
     input.seek_to(at);
-    let started = Instant::now();
-    let e = input.read_bytes_owned(50_000).await.unwrap_err();
-    let took = started.elapsed();
-    assert!(
-        took < Duration::from_secs(3),
-        "a down server took {took:?} to fail: {e}"
-    );
-    let causes = chain(&e);
+    let causes = fails_within(&mut input, 50_000, Duration::from_secs(3), "a down server").await;
     assert!(causes.contains(&url), "the error names the URL: {causes}");
     assert_eq!(input.position(), at, "a failed read consumes nothing");
     // Still down: fails again, still in bounded time.
@@ -219,6 +204,21 @@ async fn http_server_down_fails_within_the_bound_then_the_same_input_resumes() {
     let rest = data.len() - at as usize - 50_000;
     let got = input.read_bytes_owned(rest).await.unwrap();
     assert!(got[..] == data[at as usize + 50_000..]);
+}
+
+/// Reads `len` bytes from `input`, which must fail within `bound` (`what` fails, says the
+/// message); the error and its causes.
+async fn fails_within<F: Fetch>(
+    input: &mut AsyncBufferedInput<F>,
+    len: usize,
+    bound: Duration,
+    what: &str,
+) -> String {
+    let started = Instant::now();
+    let e = input.read_bytes_owned(len).await.unwrap_err();
+    let took = started.elapsed();
+    assert!(took < bound, "{what} took {took:?} to fail: {e}");
+    chain(&e)
 }
 
 /// A server that answers a ranged GET with headers and a few bytes, then stalls: the read must
@@ -240,27 +240,11 @@ async fn a_server_that_stalls_mid_body_fails_within_the_bound() {
         }
     });
     let url = format!("http://{addr}/stall.bin");
-    let store = object_store::http::HttpBuilder::new()
-        .with_url(format!("http://{addr}"))
-        .with_client_options(ObjectStoreSource::client_options())
-        .with_retry(ObjectStoreSource::retry_config())
-        .build()
-        .unwrap();
-    let source = ObjectStoreSource::with_length(
-        std::sync::Arc::new(store),
-        object_store::path::Path::from("stall.bin"),
-        url.clone(),
-        1_000_000,
-    );
+    let (store, path) = ObjectStoreSource::store_for_url(&url).unwrap();
+    let source = ObjectStoreSource::with_length(store, path, url.clone(), 1_000_000);
     let mut input = AsyncBufferedInput::new(PositionalFetch::new(source));
-    let started = Instant::now();
-    let e = input.read_bytes_owned(100_000).await.unwrap_err();
-    let took = started.elapsed();
-    assert!(
-        took < Duration::from_secs(9),
-        "a stalled server took {took:?} to fail: {e}"
-    );
-    let causes = chain(&e);
+    let bound = Duration::from_secs(9);
+    let causes = fails_within(&mut input, 100_000, bound, "a stalled server").await;
     assert!(
         causes.contains("bytes=0-"),
         "the error names the range: {causes}"

@@ -20,27 +20,17 @@
 use std::io::ErrorKind;
 use std::time::Duration;
 
-use abi_testkit::{pattern_vec, Rng};
+use abi_testkit::{chain, pattern_vec, Rng};
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{OpendalSource, PositionalSource, RetryPolicy, Retrying};
 use async_buffered_input::AsyncBufferedInput;
 
-async fn memory_with(path: &str, data: &[u8]) -> opendal::Operator {
+/// An in-memory operator holding `data` at `path`, and the source of that file.
+async fn memory_with(path: &str, data: &[u8]) -> (opendal::Operator, OpendalSource) {
     let operator = opendal::Operator::new(opendal::services::Memory::default()).unwrap();
     operator.write(path, data.to_vec()).await.unwrap();
-    operator
-}
-
-/// `e` and its causes, one message after another.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut msg = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        msg.push_str(": ");
-        msg.push_str(&c.to_string());
-        cause = c.source();
-    }
-    msg
+    let source = OpendalSource::open(operator.clone(), path).await.unwrap();
+    (operator, source)
 }
 
 /// The file vanishes mid-read: the read fails `NotFound` naming the file and the range, the
@@ -48,10 +38,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 #[tokio::test]
 async fn a_vanished_file_fails_the_read_and_the_input_resumes_when_it_is_back() {
     let data = pattern_vec(100_000);
-    let operator = memory_with("idx/seg.bin", &data).await;
-    let source = OpendalSource::open(operator.clone(), "idx/seg.bin")
-        .await
-        .unwrap();
+    let (operator, source) = memory_with("idx/seg.bin", &data).await;
     let name = source.name().to_owned();
     let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(4096, 2));
     let mut input = AsyncBufferedInput::with_capacity(1024, fetch);
@@ -88,10 +75,7 @@ async fn a_vanished_file_fails_the_read_and_the_input_resumes_when_it_is_back() 
 #[tokio::test]
 async fn a_shrunk_file_is_unexpected_eof_not_short_bytes() {
     let data = pattern_vec(10_000);
-    let operator = memory_with("f.bin", &data).await;
-    let source = OpendalSource::open(operator.clone(), "f.bin")
-        .await
-        .unwrap();
+    let (operator, source) = memory_with("f.bin", &data).await;
     operator
         .write("f.bin", data[..6000].to_vec())
         .await
@@ -109,10 +93,7 @@ async fn a_shrunk_file_is_unexpected_eof_not_short_bytes() {
 /// fails at once, keeping its kind.
 #[tokio::test(start_paused = true)]
 async fn retrying_does_not_retry_not_found() {
-    let operator = memory_with("f.bin", b"abc").await;
-    let source = OpendalSource::open(operator.clone(), "f.bin")
-        .await
-        .unwrap();
+    let (operator, source) = memory_with("f.bin", b"abc").await;
     operator.delete("f.bin").await.unwrap();
     let retrying = Retrying::new(source, RetryPolicy::default());
     let started = tokio::time::Instant::now();

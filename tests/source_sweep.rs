@@ -153,42 +153,45 @@ fn configs() -> [Option<ReadAhead>; 4] {
     ]
 }
 
+/// `sweep` of a fresh fetch from `make` with each read-ahead of [`configs`] at each of `caps`,
+/// the seed `step * i + cap` for the `i`-th read-ahead.
+async fn sweep_configs<S: PositionalSource>(
+    make: impl Fn() -> PositionalFetch<S>,
+    data: &[u8],
+    caps: &[usize],
+    step: u64,
+    ops: usize,
+) {
+    for (i, ahead) in configs().into_iter().enumerate() {
+        for &cap in caps {
+            let mut fetch = make();
+            fetch.set_read_ahead(ahead);
+            sweep(fetch, data, cap, step * i as u64 + cap as u64, ops).await;
+        }
+    }
+}
+
 #[tokio::test]
 async fn memory_source() {
     let data = pattern_vec(50_000);
-    for (i, ahead) in configs().into_iter().enumerate() {
-        for cap in CAPACITIES {
-            let mut fetch = PositionalFetch::new(MemorySource::new(data.clone()));
-            fetch.set_read_ahead(ahead);
-            sweep(fetch, &data, cap, 1000 * i as u64 + cap as u64, 400).await;
-        }
-    }
+    let make = || PositionalFetch::new(MemorySource::new(data.clone()));
+    sweep_configs(make, &data, &CAPACITIES, 1000, 400).await;
 }
 
 #[tokio::test]
 async fn file_source_current_thread() {
     let data = pattern_vec(40_000);
     let source = std::sync::Arc::new(file_source(&data));
-    for (i, ahead) in configs().into_iter().enumerate() {
-        for cap in CAPACITIES {
-            let mut fetch = PositionalFetch::from_arc(source.clone());
-            fetch.set_read_ahead(ahead);
-            sweep(fetch, &data, cap, 2000 * i as u64 + cap as u64, 200).await;
-        }
-    }
+    let make = || PositionalFetch::from_arc(source.clone());
+    sweep_configs(make, &data, &CAPACITIES, 2000, 200).await;
 }
 
 #[tokio::test]
 async fn file_source_blocking_pool() {
     let data = pattern_vec(40_000);
     let source = std::sync::Arc::new(file_source(&data).with_page_cache_reads(false));
-    for (i, ahead) in configs().into_iter().enumerate() {
-        for cap in [1, 64, 8192] {
-            let mut fetch = PositionalFetch::from_arc(source.clone());
-            fetch.set_read_ahead(ahead);
-            sweep(fetch, &data, cap, 2500 * i as u64 + cap as u64, 200).await;
-        }
-    }
+    let make = || PositionalFetch::from_arc(source.clone());
+    sweep_configs(make, &data, &[1, 64, 8192], 2500, 200).await;
 }
 
 #[tokio::test]
@@ -224,18 +227,15 @@ async fn file_source_multi_thread() {
 #[tokio::test(start_paused = true)]
 async fn slow_link_under_paused_time() {
     let data = pattern_vec(30_000);
-    for (i, ahead) in configs().into_iter().enumerate() {
-        for cap in [1, 8, 1024, 8192] {
-            let link = SlowLink::new(
-                MemorySource::new(data.clone()),
-                Duration::from_millis(2),
-                10_000_000,
-            );
-            let mut fetch = PositionalFetch::new(link);
-            fetch.set_read_ahead(ahead);
-            sweep(fetch, &data, cap, 3000 * i as u64 + cap as u64, 200).await;
-        }
-    }
+    let make = || {
+        let link = SlowLink::new(
+            MemorySource::new(data.clone()),
+            Duration::from_millis(2),
+            10_000_000,
+        );
+        PositionalFetch::new(link)
+    };
+    sweep_configs(make, &data, &[1, 8, 1024, 8192], 3000, 200).await;
 }
 
 /// Slices (and a slice of a slice) read as their own files, with read-ahead and with bytes at

@@ -14,7 +14,7 @@ use async_buffered_input::fetch::ReadAhead;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::error::chain;
+use crate::error::{chain, not_a_file};
 use crate::plan::{Plan, ReaderKind};
 use crate::plot::write_svg;
 use crate::remote::Remote;
@@ -71,7 +71,9 @@ struct Args {
     /// (AsyncBufferedInput over the source's positional reads through one block cache shared by
     /// the cell's tasks, fresh per cell; not in the default list: meant for --pattern terms),
     /// bufreader (tokio's BufReader), unbuffered (the source itself), byteloop (read_u8 per byte
-    /// over a BufReader); or none, for the write phase and the limit row only (the classic
+    /// over a BufReader), and for URL sources only opendal and opendal-tuned (OpenDAL's own
+    /// reader; feature opendal) and object-store-bufreader (object_store's own BufReader;
+    /// feature object-store); or none, for the write phase and the limit row only (the classic
     /// test).
     #[arg(long, value_name = "LIST", default_value = "buffered,readahead,bufreader,unbuffered,byteloop",
           value_parser = parse_readers)]
@@ -100,10 +102,12 @@ struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     requests: Option<u64>,
 
-    /// Read-ahead of the readahead reader, fixed: chunk size x chunks in flight, e.g. 256KiBx4
-    /// [default: adaptive, from 64 KiB x 2 up to 4 MiB x 4].
-    #[arg(long, value_name = "SIZExDEPTH", value_parser = parse_read_ahead)]
-    read_ahead: Option<ReadAhead>,
+    /// Read-ahead shapes of the readahead reader, comma-separated, one row each: adaptive (the
+    /// default: from 64 KiB x 2 up to 4 MiB x 4) or fixed, chunk size x chunks in flight, e.g.
+    /// adaptive,64KiBx2,256KiBx4,1MiBx8 to compare the default with fixed shapes
+    /// [default: adaptive].
+    #[arg(long, value_name = "SIZExDEPTH", value_delimiter = ',', value_parser = parse_read_ahead)]
+    read_ahead: Vec<ReadAhead>,
 
     /// Capacity of the cached reader's block cache, one per cell (blocks of the window's size).
     #[arg(long, value_name = "SIZE", value_parser = parse_nonzero_size)]
@@ -245,7 +249,7 @@ enum Target {
 async fn run(args: Args) -> Result<ExitCode, String> {
     let readers = &args.readers.0;
     let reads_ahead = readers.iter().any(|r| r.uses_read_ahead());
-    if args.read_ahead.is_some() && !reads_ahead {
+    if !args.read_ahead.is_empty() && !reads_ahead {
         return Err(format!(
             "--read-ahead configures the {} reader, which --readers leaves out",
             ReaderKind::BufferedReadAhead.id()
@@ -323,7 +327,11 @@ async fn run(args: Args) -> Result<ExitCode, String> {
         .budget(args.budget.0)
         .reader_budget(ReaderKind::Unbuffered, slow_budget)
         .reader_budget(ReaderKind::ByteLoop, slow_budget)
-        .read_ahead(args.read_ahead.unwrap_or_default())
+        .read_aheads(if args.read_ahead.is_empty() {
+            vec![ReadAhead::default()]
+        } else {
+            args.read_ahead.clone()
+        })
         .cache_capacity(args.cache_capacity.unwrap_or(Plan::DEFAULT_CACHE_CAPACITY));
     if let Some(dir) = &args.disk_cache {
         plan = plan.disk_cache(dir, args.disk_cache_capacity.unwrap_or(1 << 30));
@@ -584,10 +592,7 @@ fn check_readable(path: &Path, write: bool) -> Result<(), String> {
         _ => format!("cannot read {}: {}", path.display(), chain(&e)),
     })?;
     if meta.is_dir() {
-        return Err(format!(
-            "cannot read {}: it is a directory, not a file",
-            path.display()
-        ));
+        return Err(not_a_file("read", path).to_string());
     }
     File::open(path).map_err(|e| format!("cannot read {}: {}", path.display(), chain(&e)))?;
     if meta.len() == 0 {
@@ -660,9 +665,13 @@ fn parse_on_off(s: &str) -> Result<bool, String> {
     }
 }
 
-/// `256KiBx4`, `1MiB x 8`: a chunk size (as `parse_size` reads it) and a depth.
+/// `adaptive` ([`ReadAhead::default`]), or `256KiBx4`, `1MiB x 8`: a chunk size (as
+/// `parse_size` reads it) and a depth.
 fn parse_read_ahead(s: &str) -> Result<ReadAhead, String> {
     let t = s.trim();
+    if t.eq_ignore_ascii_case("adaptive") || t.eq_ignore_ascii_case("default") {
+        return Ok(ReadAhead::default());
+    }
     let expected =
         "expected CHUNKxDEPTH: a chunk size and how many chunks in flight, like 256KiBx4";
     let (size, depth) = t

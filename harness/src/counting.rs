@@ -78,19 +78,9 @@ impl<R> CountingSource<R> {
         self.bytes
     }
 
-    /// The source.
-    pub fn get_ref(&self) -> &R {
-        &self.inner
-    }
-
     /// The source, mutably. Operations made through it are not counted.
     pub fn get_mut(&mut self) -> &mut R {
         &mut self.inner
-    }
-
-    /// Unwraps the source.
-    pub fn into_inner(self) -> R {
-        self.inner
     }
 }
 

@@ -38,18 +38,20 @@ pub(crate) fn context(cause: io::Error, message: impl Into<String>) -> io::Error
     )
 }
 
-/// `error` and each of its causes, joined with `": "`: `cannot open /tmp/f: No such file or
-/// directory (os error 2)`.
-pub(crate) fn chain(error: &(dyn StdError + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
+/// `cannot VERB PATH: it is a directory, not a file`, as an `IsADirectory` error.
+pub(crate) fn not_a_file(verb: &str, path: &std::path::Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::IsADirectory,
+        format!(
+            "cannot {verb} {}: it is a directory, not a file",
+            path.display()
+        ),
+    )
 }
+
+/// `error` and each of its causes, joined with `": "`: `cannot open /tmp/f: No such file or
+/// directory (os error 2)` (the test kit's, as the tests read errors).
+pub(crate) use abi_testkit::chain;
 
 #[cfg(test)]
 mod tests {

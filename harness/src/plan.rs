@@ -32,8 +32,8 @@ use crate::workload::{Pattern, Requests};
 /// [read-ahead reader](ReaderKind::BufferedReadAhead) opens the source's
 /// [positional form](Source::open_positional) once per cell, shared by the cell's tasks, and
 /// reads it through an `AsyncBufferedInput` over a
-/// [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with the plan's
-/// [`read_ahead`](Self::read_ahead) and a
+/// [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with the cell's
+/// [read-ahead shape](Self::read_aheads) and a
 /// [`CountingPositional`](abi_testkit::CountingPositional) per task; that input asks the
 /// source's length before the clock starts, so read-ahead stops at the end of the file.
 ///
@@ -92,7 +92,7 @@ use crate::workload::{Pattern, Requests};
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Plan {
     // Read by the run (`run.rs`).
     pub(crate) sources: Vec<Source>,
@@ -108,7 +108,8 @@ pub struct Plan {
     pub(crate) budget: Option<Duration>,
     // Overrides of `budget`, one per reader at most.
     pub(crate) reader_budgets: Vec<(ReaderKind, Option<Duration>)>,
-    pub(crate) read_ahead: ReadAhead,
+    // The read-ahead reader's shapes: in the order given, without duplicates.
+    pub(crate) read_aheads: Vec<ReadAhead>,
     pub(crate) cache_capacity: u64,
     pub(crate) disk_cache: Option<DiskCacheSpec>,
     pub(crate) seed: u64,
@@ -148,7 +149,7 @@ impl Plan {
             repetitions: 1,
             budget: None,
             reader_budgets: Vec::new(),
-            read_ahead: ReadAhead::default(),
+            read_aheads: vec![ReadAhead::default()],
             cache_capacity: Self::DEFAULT_CACHE_CAPACITY,
             disk_cache: None,
             seed: Self::DEFAULT_SEED,
@@ -161,12 +162,7 @@ impl Plan {
     /// default.
     #[must_use = "builder methods return the changed plan"]
     pub fn patterns(mut self, patterns: impl IntoIterator<Item = Pattern>) -> Self {
-        self.patterns.clear();
-        for pattern in patterns {
-            if !self.patterns.contains(&pattern) {
-                self.patterns.push(pattern);
-            }
-        }
+        self.patterns = in_order(patterns);
         self
     }
 
@@ -177,9 +173,7 @@ impl Plan {
     /// on a multi-threaded runtime they run in parallel.
     #[must_use = "builder methods return the changed plan"]
     pub fn tasks(mut self, tasks: impl IntoIterator<Item = usize>) -> Self {
-        self.tasks = tasks.into_iter().collect();
-        self.tasks.sort_unstable();
-        self.tasks.dedup();
+        self.tasks = sorted(tasks);
         self
     }
 
@@ -203,9 +197,7 @@ impl Plan {
     /// The request sizes to time, in bytes (sorted; duplicates dropped).
     #[must_use = "builder methods return the changed plan"]
     pub fn sizes(mut self, sizes: impl IntoIterator<Item = usize>) -> Self {
-        self.sizes = sizes.into_iter().collect();
-        self.sizes.sort_unstable();
-        self.sizes.dedup();
+        self.sizes = sorted(sizes);
         self
     }
 
@@ -213,9 +205,7 @@ impl Plan {
     /// dropped). Readers without a window are compared with `AsyncBufferedInput` at the first.
     #[must_use = "builder methods return the changed plan"]
     pub fn capacities(mut self, capacities: impl IntoIterator<Item = usize>) -> Self {
-        self.capacities = capacities.into_iter().collect();
-        self.capacities.sort_unstable();
-        self.capacities.dedup();
+        self.capacities = sorted(capacities);
         self
     }
 
@@ -223,12 +213,7 @@ impl Plan {
     /// of the write phase and the limit row only: the classic test's two lines per source.
     #[must_use = "builder methods return the changed plan"]
     pub fn readers(mut self, readers: impl IntoIterator<Item = ReaderKind>) -> Self {
-        self.readers.clear();
-        for reader in readers {
-            if !self.readers.contains(&reader) {
-                self.readers.push(reader);
-            }
-        }
+        self.readers = in_order(readers);
         self
     }
 
@@ -287,11 +272,34 @@ impl Plan {
     }
 
     /// The read-ahead of the [read-ahead reader](ReaderKind::BufferedReadAhead)
-    /// ([`ReadAhead::default`] unless set: adaptive, from 64 KiB chunks 2 at a time up to 1 MiB
-    /// chunks 8 at a time).
+    /// ([`ReadAhead::default`] unless set: adaptive, from 64 KiB chunks 2 at a time up to 4 MiB
+    /// chunks 4 at a time): [`read_aheads`](Self::read_aheads) with one shape.
     #[must_use = "builder methods return the changed plan"]
-    pub fn read_ahead(mut self, read_ahead: ReadAhead) -> Self {
-        self.read_ahead = read_ahead;
+    pub fn read_ahead(self, read_ahead: ReadAhead) -> Self {
+        self.read_aheads([read_ahead])
+    }
+
+    /// The read-ahead shapes to time the [read-ahead reader](ReaderKind::BufferedReadAhead)
+    /// with, in the order given (duplicates dropped): one cell per shape wherever the reader
+    /// has one, so that the adaptive default and fixed shapes are compared in one run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use async_buffered_input::fetch::ReadAhead;
+    /// use throughput_harness::{Plan, ReaderKind, Source};
+    ///
+    /// let plan = Plan::new(Source::memory(vec![0u8; 10]))
+    ///     .sizes([65536])
+    ///     .capacities([8192])
+    ///     .readers([ReaderKind::BufferedReadAhead])
+    ///     .read_aheads([ReadAhead::default(), ReadAhead::new(256 << 10, 4)]);
+    /// let shapes: Vec<_> = plan.cells().iter().map(|c| c.read_ahead).collect();
+    /// assert_eq!(shapes, [Some(ReadAhead::default()), Some(ReadAhead::new(256 << 10, 4))]);
+    /// ```
+    #[must_use = "builder methods return the changed plan"]
+    pub fn read_aheads(mut self, shapes: impl IntoIterator<Item = ReadAhead>) -> Self {
+        self.read_aheads = in_order(shapes);
         self
     }
 
@@ -352,27 +360,35 @@ impl Plan {
     }
 
     /// The cells the run times for each source, in order: for each pattern, each number of
-    /// tasks and each request size, each capacity with every reader that has a window, then
-    /// every reader without one.
+    /// tasks and each request size, each capacity with every reader that has a window (the
+    /// read-ahead reader once per [shape](Self::read_aheads)), then every reader without one.
     pub fn cells(&self) -> Vec<Cell> {
         let mut cells = Vec::new();
         for &pattern in &self.patterns {
             for &tasks in &self.tasks {
                 for &read_size in &self.sizes {
-                    let cell = |reader, capacity| Cell {
-                        reader,
-                        read_size,
-                        capacity,
-                        pattern,
-                        tasks,
+                    let mut push = |reader: ReaderKind, capacity| {
+                        let cell = |read_ahead| Cell {
+                            reader,
+                            read_size,
+                            capacity,
+                            pattern,
+                            tasks,
+                            read_ahead,
+                        };
+                        if reader.uses_read_ahead() {
+                            cells.extend(self.read_aheads.iter().map(|&r| cell(Some(r))));
+                        } else {
+                            cells.push(cell(None));
+                        }
                     };
                     for &capacity in &self.capacities {
                         for &reader in self.readers.iter().filter(|r| r.uses_capacity()) {
-                            cells.push(cell(reader, Some(capacity)));
+                            push(reader, Some(capacity));
                         }
                     }
                     for &reader in self.readers.iter().filter(|r| !r.uses_capacity()) {
-                        cells.push(cell(reader, None));
+                        push(reader, None);
                     }
                 }
             }
@@ -459,6 +475,9 @@ impl Plan {
         if self.repetitions == 0 {
             return invalid("repetitions must be at least 1, got 0".into());
         }
+        if self.read_aheads.is_empty() && self.readers.iter().any(|r| r.uses_read_ahead()) {
+            return invalid("no read-ahead shapes for the read-ahead reader".into());
+        }
         if self.random_requests == Some(0) {
             return invalid("random and clustered passes need at least 1 request, got 0".into());
         }
@@ -469,6 +488,17 @@ impl Plan {
                      with Source::with_positional, or leave the reader out",
                     reader.name(),
                     reader.id(),
+                    source.label()
+                ));
+            }
+        }
+        if self.readers.contains(&ReaderKind::ObjectStoreBufReader) {
+            if let Some(source) = self.sources.iter().find(|s| !s.is_remote_store()) {
+                return invalid(format!(
+                    "the reader {} ({}) reads object-store URLs (http://, https://, s3://), and \
+                     {} is not one: time it in a run of its own, or leave the reader out",
+                    ReaderKind::ObjectStoreBufReader.name(),
+                    ReaderKind::ObjectStoreBufReader.id(),
                     source.label()
                 ));
             }
@@ -522,28 +552,6 @@ impl Plan {
     }
 }
 
-impl fmt::Debug for Plan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Plan")
-            .field("sources", &self.sources)
-            .field("patterns", &self.patterns)
-            .field("tasks", &self.tasks)
-            .field("sizes", &self.sizes)
-            .field("capacities", &self.capacities)
-            .field("readers", &self.readers)
-            .field("repetitions", &self.repetitions)
-            .field("budget", &self.budget)
-            .field("reader_budgets", &self.reader_budgets)
-            .field("read_ahead", &self.read_ahead)
-            .field("cache_capacity", &self.cache_capacity)
-            .field("disk_cache", &self.disk_cache)
-            .field("seed", &self.seed)
-            .field("random_requests", &self.random_requests)
-            .field("write", &self.write)
-            .finish()
-    }
-}
-
 /// Where and how large the [cached reader](ReaderKind::Cached)'s disk tier is (see
 /// [`Plan::disk_cache`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -569,6 +577,9 @@ pub struct Cell {
     pub pattern: Pattern,
     /// Readers running at once, each with its own share of the requests.
     pub tasks: usize,
+    /// The read-ahead shape of the [read-ahead reader](ReaderKind::BufferedReadAhead) (one of
+    /// the plan's [`read_aheads`](Plan::read_aheads)); `None` for the other readers.
+    pub read_ahead: Option<ReadAhead>,
 }
 
 impl Cell {
@@ -580,6 +591,20 @@ impl Cell {
             capacity,
             pattern: Pattern::Sequential,
             tasks: 1,
+            read_ahead: reader.uses_read_ahead().then(ReadAhead::default),
+        }
+    }
+}
+
+impl Cell {
+    /// The label of the cell's row: the reader's [name](ReaderKind::name), and the read-ahead
+    /// shape unless it is the default (`AsyncBufferedInput+RA 256KiBx4`).
+    pub(crate) fn reader_label(&self) -> String {
+        match self.read_ahead {
+            Some(shape) if shape != ReadAhead::default() => {
+                format!("{} {}", self.reader.name(), shape_name(shape))
+            }
+            _ => self.reader.name().to_string(),
         }
     }
 }
@@ -602,6 +627,9 @@ impl fmt::Display for Cell {
         }
         if self.tasks > 1 {
             write!(f, ", {} tasks", self.tasks)?;
+        }
+        if let Some(shape) = self.read_ahead {
+            write!(f, ", read-ahead {}", shape_name(shape))?;
         }
         Ok(())
     }
@@ -661,11 +689,17 @@ pub enum ReaderKind {
     /// [`OpendalReader`](Self::OpendalReader) with OpenDAL's `concurrent` and `chunk` options
     /// set, as the location's query says (`?concurrent=4&chunk=4MiB`, the default).
     OpendalReaderTuned,
+    /// The object_store crate's own `object_store::buffered::BufReader` with the cell's
+    /// capacity (its default is 1 MiB), a seek where a request does not continue the last,
+    /// `read_exact`: what an object_store user reaches for. Reads only object-store URLs
+    /// (`http://`, `https://`, `s3://`; the harness's cargo feature `object-store`); its
+    /// source reads are not known (0). Not in [`DEFAULT`](Self::DEFAULT).
+    ObjectStoreBufReader,
 }
 
 impl ReaderKind {
     /// Every reader, in the order the harness reports them.
-    pub const ALL: [ReaderKind; 8] = [
+    pub const ALL: [ReaderKind; 9] = [
         ReaderKind::Buffered,
         ReaderKind::BufferedReadAhead,
         ReaderKind::Cached,
@@ -674,6 +708,7 @@ impl ReaderKind {
         ReaderKind::ByteLoop,
         ReaderKind::OpendalReader,
         ReaderKind::OpendalReaderTuned,
+        ReaderKind::ObjectStoreBufReader,
     ];
 
     /// The readers a [`Plan::new`] compares (and the `throughput` command without
@@ -699,6 +734,7 @@ impl ReaderKind {
             ReaderKind::ByteLoop => "byteloop",
             ReaderKind::OpendalReader => "opendal",
             ReaderKind::OpendalReaderTuned => "opendal-tuned",
+            ReaderKind::ObjectStoreBufReader => "object-store-bufreader",
         }
     }
 
@@ -714,6 +750,7 @@ impl ReaderKind {
             ReaderKind::ByteLoop => "byte loop",
             ReaderKind::OpendalReader => "OpenDAL Reader",
             ReaderKind::OpendalReaderTuned => "OpenDAL Reader tuned",
+            ReaderKind::ObjectStoreBufReader => "object_store BufReader",
         }
     }
 
@@ -723,6 +760,18 @@ impl ReaderKind {
         !matches!(
             self,
             ReaderKind::Unbuffered | ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned
+        )
+    }
+
+    /// Whether the harness counts what the reader asks of its source: all but the OpenDAL
+    /// readers and object_store's `BufReader`, which make their requests inside their own
+    /// clients (their counts are 0, and the table shows none).
+    pub(crate) fn counts_source(self) -> bool {
+        !matches!(
+            self,
+            ReaderKind::OpendalReader
+                | ReaderKind::OpendalReaderTuned
+                | ReaderKind::ObjectStoreBufReader
         )
     }
 
@@ -750,6 +799,38 @@ impl ReaderKind {
     }
 }
 
+/// A read-ahead shape in a few characters, as `--read-ahead` takes it: `adaptive` for
+/// [`ReadAhead::default`], the largest shape of another adaptive one (`adaptive to 1MiBx8`),
+/// else `256KiBx4`.
+pub(crate) fn shape_name(shape: ReadAhead) -> String {
+    let size = binary_size(shape.chunk_size() as u64).replace(' ', "");
+    let largest = format!("{size}x{}", shape.depth());
+    match shape {
+        s if s == ReadAhead::default() => "adaptive".to_string(),
+        s if s.is_adaptive() => format!("adaptive to {largest}"),
+        _ => largest,
+    }
+}
+
+/// `items` sorted, without duplicates.
+fn sorted<T: Ord>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut items: Vec<T> = items.into_iter().collect();
+    items.sort_unstable();
+    items.dedup();
+    items
+}
+
+/// `items` in the order given, without duplicates.
+fn in_order<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut kept = Vec::new();
+    for item in items {
+        if !kept.contains(&item) {
+            kept.push(item);
+        }
+    }
+    kept
+}
+
 impl fmt::Display for ReaderKind {
     /// Writes the [`name`](Self::name).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -773,7 +854,7 @@ impl FromStr for ReaderKind {
             let name: String = kind
                 .name()
                 .chars()
-                .filter(|c| *c != ' ')
+                .filter(|c| !matches!(c, ' ' | '-' | '_'))
                 .flat_map(char::to_lowercase)
                 .collect();
             key == kind.id().replace('-', "") || key == name

@@ -89,8 +89,8 @@ where
     });
     for r in cells {
         let label = match r.cell.capacity {
-            Some(c) => format!("{} ({c} B window)", r.cell.reader.name()),
-            None => r.cell.reader.name().to_string(),
+            Some(c) => format!("{} ({c} B window)", r.cell.reader_label()),
+            None => r.cell.reader_label(),
         };
         let point = (r.cell.read_size as f64, r.mb_per_second(), r.complete);
         if let Some(s) = series.iter_mut().find(|s| s.label == label) {
@@ -106,6 +106,7 @@ where
             ReaderKind::Cached => RGBColor(140, 86, 75),
             ReaderKind::OpendalReader => RGBColor(23, 190, 207),
             ReaderKind::OpendalReaderTuned => RGBColor(188, 189, 34),
+            ReaderKind::ObjectStoreBufReader => RGBColor(227, 119, 194),
         };
         // Windows smaller than the largest are drawn lighter and thinner.
         let largest =

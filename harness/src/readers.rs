@@ -7,7 +7,7 @@ use std::future::Future;
 use std::io::{self, SeekFrom};
 
 use abi_testkit::CountingPositional;
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead, StreamFetch};
+use async_buffered_input::fetch::{PositionalFetch, StreamFetch};
 #[cfg(unix)]
 use async_buffered_input::source::DiskTier;
 use async_buffered_input::source::{BlockCache, Cached, PositionalSource};
@@ -137,6 +137,8 @@ macro_rules! each_reader {
             $crate::readers::Readers::ByteLoop($r) => $body,
             #[cfg(feature = "opendal")]
             $crate::readers::Readers::Opendal($r) => $body,
+            #[cfg(feature = "object-store")]
+            $crate::readers::Readers::ObjectStore($r) => $body,
         }
     };
 }
@@ -152,6 +154,8 @@ pub(crate) enum Readers {
     ByteLoop(Vec<ByteLoop>),
     #[cfg(feature = "opendal")]
     Opendal(Vec<OpendalReader>),
+    #[cfg(feature = "object-store")]
+    ObjectStore(Vec<ObjectStoreBufReader>),
 }
 
 impl Readers {
@@ -163,7 +167,6 @@ impl Readers {
     pub(crate) async fn open(
         cell: Cell,
         source: &Source,
-        read_ahead: ReadAhead,
         cache_capacity: u64,
         disk_cache: Option<&DiskCacheSpec>,
         starts: &[u64],
@@ -195,7 +198,7 @@ impl Readers {
                 let mut readers = Vec::with_capacity(starts.len());
                 for &start in starts {
                     let fetch = PositionalFetch::new(CountingPositional::new(shared.clone()))
-                        .with_read_ahead(read_ahead);
+                        .with_read_ahead(cell.read_ahead.unwrap_or_default());
                     let mut input = AsyncBufferedInput::try_with_capacity(capacity()?, fetch)?;
                     // Learn the length before the clock starts (one `len`, not a read), as the
                     // stream readers' sources are opened and positioned before it: read-ahead
@@ -284,6 +287,20 @@ impl Readers {
                     io::ErrorKind::Unsupported,
                     format!(
                         "{cell}: the OpenDAL readers need the harness's cargo feature `opendal`"
+                    ),
+                ))
+            }
+            #[cfg(feature = "object-store")]
+            ReaderKind::ObjectStoreBufReader => {
+                Readers::ObjectStore(open_object_store_readers(source, capacity()?, starts).await?)
+            }
+            #[cfg(not(feature = "object-store"))]
+            ReaderKind::ObjectStoreBufReader => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!(
+                        "{cell}: the object_store BufReader needs the harness's cargo feature \
+                         `object-store`"
                     ),
                 ))
             }
@@ -505,6 +522,69 @@ impl RequestReader for OpendalReader {
     }
 
     /// Unknown: OpenDAL's reader makes its requests inside the operator.
+    fn counts(&self) -> Counts {
+        Counts::default()
+    }
+}
+
+// ----- object_store's BufReader (cargo feature `object-store`) -----
+
+/// object_store's `BufReader` of `capacity` bytes over the source's object, one per task,
+/// each at its start; the object's metadata is asked once, before any clock starts.
+#[cfg(feature = "object-store")]
+async fn open_object_store_readers(
+    source: &Source,
+    capacity: usize,
+    starts: &[u64],
+) -> io::Result<Vec<ObjectStoreBufReader>> {
+    use object_store::ObjectStoreExt;
+
+    let url = source.object_store_url().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "the object_store BufReader reads object-store URLs (http://, https://, \
+                 s3://), not {}",
+                source.label()
+            ),
+        )
+    })?;
+    let object = crate::sources::open_object(url).await?;
+    let meta = object
+        .store()
+        .head(object.location())
+        .await
+        .map_err(|e| context(io::Error::other(e), format!("HEAD {url}")))?;
+    let mut readers = Vec::with_capacity(starts.len());
+    for &start in starts {
+        let mut reader = object_store::buffered::BufReader::with_capacity(
+            object.store().clone(),
+            &meta,
+            capacity,
+        );
+        if start != 0 {
+            reader.seek(SeekFrom::Start(start)).await?;
+        }
+        readers.push(ObjectStoreBufReader { reader, pos: start });
+    }
+    Ok(readers)
+}
+
+/// object_store's own `BufReader`: a seek where a request does not continue the last, then
+/// `read_exact`.
+#[cfg(feature = "object-store")]
+pub(crate) struct ObjectStoreBufReader {
+    reader: object_store::buffered::BufReader,
+    pos: u64,
+}
+
+#[cfg(feature = "object-store")]
+impl RequestReader for ObjectStoreBufReader {
+    async fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        seek_and_read_exact(&mut self.reader, &mut self.pos, offset, buf).await
+    }
+
+    /// Unknown: the `BufReader` makes its requests to the store itself.
     fn counts(&self) -> Counts {
         Counts::default()
     }

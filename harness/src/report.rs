@@ -60,9 +60,9 @@ pub struct Report {
     pub capacities: Vec<usize>,
     /// The seed of the random, clustered and term-lookup patterns.
     pub seed: u64,
-    /// The read-ahead of the [read-ahead reader](ReaderKind::BufferedReadAhead) (whether or not
-    /// it ran; see [`read_ahead`](Self::read_ahead)).
-    pub read_ahead: ReadAhead,
+    /// The read-ahead shapes of the [read-ahead reader](ReaderKind::BufferedReadAhead), in the
+    /// order timed (whether or not it ran; see [`read_ahead`](Self::read_ahead)).
+    pub read_aheads: Vec<ReadAhead>,
 }
 
 impl Report {
@@ -93,7 +93,7 @@ impl Report {
             .any(|s| s.cells.iter().any(|r| !r.complete) || !s.limit.complete)
     }
 
-    /// The read-ahead of the read-ahead reader, if the run timed it.
+    /// The read-ahead of the read-ahead reader (its first shape), if the run timed it.
     pub fn read_ahead(&self) -> Option<ReadAhead> {
         self.sources
             .iter()
@@ -521,9 +521,10 @@ impl CellReport {
     /// ([`underlying_bytes`](Self::underlying_bytes)) over the bytes the requests asked for
     /// ([`bytes`](Self::bytes)). 1 for a reader that fetches only what it is asked; a window
     /// refilled for each 100-byte lookup fetches many times more. `None` for a cell that read
-    /// nothing.
+    /// nothing, and for readers whose requests are not counted (OpenDAL's and object_store's).
     pub fn fetched_per_used(&self) -> Option<f64> {
-        (self.bytes > 0).then(|| self.underlying_bytes as f64 / self.bytes as f64)
+        (self.bytes > 0 && self.cell.reader.counts_source())
+            .then(|| self.underlying_bytes as f64 / self.bytes as f64)
     }
 }
 

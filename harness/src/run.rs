@@ -95,7 +95,7 @@ impl Plan {
             repetitions: self.repetitions,
             capacities: self.capacities.clone(),
             seed: self.seed,
-            read_ahead: self.read_ahead,
+            read_aheads: self.read_aheads.clone(),
         })
     }
 
@@ -144,7 +144,6 @@ impl Plan {
                     CellCheck {
                         cell: cell.cell,
                         source: source.clone(),
-                        read_ahead: self.read_ahead,
                         cache_capacity: self.cache_capacity,
                         disk_cache: self.disk_cache.clone(),
                         requests: Arc::clone(&cell.requests),
@@ -261,7 +260,6 @@ impl Plan {
                 let readers = Readers::open(
                     cell,
                     source,
-                    self.read_ahead,
                     self.cache_capacity,
                     self.disk_cache.as_ref(),
                     &requests.starts(),
@@ -568,7 +566,7 @@ fn cell_report(
         error,
         budget: timed.budget,
         complete,
-        read_ahead: cell.reader.uses_read_ahead().then_some(plan.read_ahead),
+        read_ahead: cell.read_ahead,
         cache_capacity: (cell.reader == ReaderKind::Cached).then_some(plan.cache_capacity),
         remote: timed.remote.filter(|_| cell.reader.uses_positional()),
     }

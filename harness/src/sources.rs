@@ -16,7 +16,7 @@ use tokio::io::AsyncSeekExt;
 use url::Url;
 
 use crate::boxed::{stream_of, BoxPositionalSource, BoxSource};
-use crate::error::context;
+use crate::error::{context, not_a_file};
 use crate::remote::Remote;
 use crate::units::significant;
 
@@ -519,13 +519,19 @@ impl Source {
         self.remote.as_ref()
     }
 
-    /// Whether this is a URL source (HTTP, S3): `--hedge auto` hedges those.
+    /// Whether this is a URL source (HTTP, S3): `--hedge auto` hedges those, and the
+    /// object_store `BufReader` reader reads only those.
     pub(crate) fn is_remote_store(&self) -> bool {
-        #[cfg(feature = "object-store")]
-        if matches!(self.kind, Kind::ObjectStore(_)) {
-            return true;
+        self.object_store_url().is_some()
+    }
+
+    /// The URL of an object-store source (HTTP, S3), `None` for the others.
+    pub(crate) fn object_store_url(&self) -> Option<&str> {
+        match &self.kind {
+            #[cfg(feature = "object-store")]
+            Kind::ObjectStore(url) => Some(url),
+            _ => None,
         }
-        false
     }
 
     async fn open_positional_plain(&self) -> io::Result<BoxPositionalSource> {
@@ -702,13 +708,7 @@ async fn open_file(path: &Path) -> io::Result<tokio::fs::File> {
         .await
         .map_err(|e| context(e, format!("cannot stat {}", path.display())))?;
     if meta.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            format!(
-                "cannot read {}: it is a directory, not a file",
-                path.display()
-            ),
-        ));
+        return Err(not_a_file("read", path));
     }
     Ok(file)
 }
@@ -743,7 +743,9 @@ async fn open_direct(path: &Path) -> io::Result<std::fs::File> {
 
 /// Opens the object at `url`, with errors that name it.
 #[cfg(feature = "object-store")]
-async fn open_object(url: &str) -> io::Result<async_buffered_input::source::ObjectStoreSource> {
+pub(crate) async fn open_object(
+    url: &str,
+) -> io::Result<async_buffered_input::source::ObjectStoreSource> {
     async_buffered_input::source::ObjectStoreSource::from_url(url)
         .await
         .map_err(|e| context(e, format!("cannot open {url}")))

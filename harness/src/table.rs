@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::plan::ReaderKind;
+use crate::plan::{shape_name, ReaderKind};
 use crate::report::{per_second, Report, Row, SourceReport};
 use crate::timing::Latency;
 use crate::units::{binary_size, ratio, seconds, short_duration, significant, wrap};
@@ -284,13 +284,21 @@ impl Report {
                 one read_bytes per request; \"window\" is its buffer"
                 .to_string(),
             ReaderKind::BufferedReadAhead => {
-                let shape = self.read_ahead().map_or_else(String::new, |ahead| {
-                    format!(
+                let shape = match self.read_aheads.as_slice() {
+                    [ahead] => format!(
                         " (chunks of up to {}, up to {} at a time)",
                         binary_size(ahead.chunk_size() as u64),
                         ahead.depth()
-                    )
-                });
+                    ),
+                    shapes => {
+                        let names: Vec<String> = shapes.iter().map(|&s| shape_name(s)).collect();
+                        format!(
+                            " of each shape: {} (CHUNKxDEPTH chunks in flight; a row names its \
+                             shape unless adaptive)",
+                            names.join(", ")
+                        )
+                    }
+                };
                 format!(
                     "AsyncBufferedInput over the source's positional reads with read-ahead{shape}; \
                      its src reads are the requests that reach the positional source"
@@ -329,6 +337,10 @@ impl Report {
                 .into(),
             ReaderKind::OpendalReaderTuned => "OpenDAL's own reader with the concurrent and \
                 chunk options of the URL's query; its source reads are not known (0)"
+                .into(),
+            ReaderKind::ObjectStoreBufReader => "the object_store crate's own BufReader with \
+                the window's capacity, a seek where a request jumps, read_exact; its source \
+                reads are not known (0)"
                 .into(),
         }
     }
@@ -457,26 +469,17 @@ impl Report {
                 left_out.push(*column);
             }
         }
-        let pick = |row: &[String]| -> Vec<String> {
-            row.iter()
-                .zip(&keep)
-                .filter(|(_, k)| **k)
-                .map(|(c, _)| c.clone())
-                .collect()
-        };
-        let rows: Vec<Option<Vec<String>>> = rows.iter().map(|r| r.as_deref().map(pick)).collect();
-        let widths: Vec<usize> = widths
+        // The items of a row (of cells, widths or columns) whose column is kept.
+        fn kept<T: Clone>(items: &[T], keep: &[bool]) -> Vec<T> {
+            let kept = items.iter().zip(keep).filter(|(_, k)| **k);
+            kept.map(|(item, _)| item.clone()).collect()
+        }
+        let rows: Vec<Option<Vec<String>>> = rows
             .iter()
-            .zip(&keep)
-            .filter(|(_, k)| **k)
-            .map(|(w, _)| *w)
+            .map(|r| r.as_deref().map(|row| kept(row, &keep)))
             .collect();
-        let columns: Vec<Column> = columns
-            .iter()
-            .zip(&keep)
-            .filter(|(_, k)| **k)
-            .map(|(c, _)| *c)
-            .collect();
+        let widths = kept(&widths, &keep);
+        let columns = kept(&columns, &keep);
         let line = |f: &mut fmt::Formatter<'_>, cells: &[&str]| -> fmt::Result {
             let mut out = String::new();
             for (i, ((cell, w), column)) in cells.iter().zip(&widths).zip(&columns).enumerate() {
@@ -551,10 +554,23 @@ impl Report {
                         || "no tokio BufReader row".into(),
                         |x| format!("{} tokio BufReader", ratio(x)),
                     );
+                    let object_store = v.ratio_to_object_store().map_or_else(String::new, |x| {
+                        format!(", {} object_store BufReader", ratio(x))
+                    });
+                    let shapes = v
+                        .adaptive_to_fixed()
+                        .map_or_else(String::new, |(x, fixed)| {
+                            let shape = fixed.cell.read_ahead.map(shape_name).unwrap_or_default();
+                            format!(
+                                " Read-ahead: adaptive at {} the best fixed shape ({shape}).",
+                                ratio(x)
+                            )
+                        });
                     format!(
-                        "{what}, {} requests: {}{window} {} MB/s: {limit}, {tokio}.",
+                        "{what}, {} requests: {}{window} {} MB/s: {limit}, {tokio}\
+                         {object_store}.{shapes}",
                         binary_size(v.read_size as u64),
-                        best.cell.reader.name(),
+                        best.cell.reader_label(),
                         significant(best.mb_per_second(), 3),
                     )
                 }
@@ -701,7 +717,7 @@ fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
             ) if failed => dash(),
             (Row::Write(_), Column::Reader) => "write".into(),
             (Row::Limit(_), Column::Reader) => "limit".into(),
-            (Row::Read(r), Column::Reader) => r.cell.reader.name().into(),
+            (Row::Read(r), Column::Reader) => r.cell.reader_label(),
             (Row::Read(r), Column::Pattern) => r.cell.pattern.id(),
             (Row::Limit(_), Column::Pattern) => "seq".into(),
             (Row::Read(r), Column::Tasks) => r.cell.tasks.to_string(),
@@ -733,6 +749,12 @@ fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
             (Row::Read(r), Column::P50) => latency(r.latency, false),
             (Row::Read(r), Column::P99) => latency(r.latency, true),
             (Row::Limit(l), Column::SourceReads) => l.underlying_reads.to_string(),
+            // Readers whose requests the harness cannot count show none.
+            (Row::Read(r), Column::SourceReads | Column::SourceSeeks)
+                if !r.cell.reader.counts_source() =>
+            {
+                dash()
+            }
             (Row::Read(r), Column::SourceReads) => r.underlying_reads.to_string(),
             (Row::Read(r), Column::SourceSeeks) => r.underlying_seeks.to_string(),
             (Row::Read(r), Column::DiskHits) => r.disk_hits.map_or_else(dash, |n| n.to_string()),

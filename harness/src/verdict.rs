@@ -1,6 +1,9 @@
 //! What a run says about a source, in a line per request size: the best of this crate's readers
 //! at the smallest and at the largest request size, against the source's limit row and against
-//! tokio's `BufReader` at the same size.
+//! tokio's `BufReader` (and object_store's, where it ran) at the same size; and where the
+//! read-ahead reader ran with several shapes, the adaptive default against the best fixed one.
+
+use async_buffered_input::fetch::ReadAhead;
 
 use crate::plan::ReaderKind;
 use crate::report::{CellReport, SourceReport};
@@ -20,15 +23,38 @@ pub(crate) struct Verdict<'a> {
     pub(crate) best: Option<&'a CellReport>,
     /// The fastest tokio `BufReader` at this size, any window; `None` if none was timed.
     pub(crate) buf_reader: Option<&'a CellReport>,
+    /// The fastest object_store `BufReader` at this size, any capacity; `None` if none was
+    /// timed.
+    pub(crate) object_store: Option<&'a CellReport>,
+    /// The fastest read-ahead row with the adaptive default, and with a fixed shape; `None`
+    /// where the run timed no such row.
+    pub(crate) adaptive: Option<&'a CellReport>,
+    pub(crate) fixed: Option<&'a CellReport>,
 }
 
 impl Verdict<'_> {
     /// The best reader's throughput over tokio `BufReader`'s, if both were timed.
     pub(crate) fn ratio_to_buf_reader(&self) -> Option<f64> {
-        let base = self.buf_reader?.bytes_per_second();
-        let best = self.best?.bytes_per_second();
-        (base > 0.0).then(|| best / base)
+        speedup(self.best?, self.buf_reader?)
     }
+
+    /// The best reader's throughput over object_store `BufReader`'s, if both were timed.
+    pub(crate) fn ratio_to_object_store(&self) -> Option<f64> {
+        speedup(self.best?, self.object_store?)
+    }
+
+    /// The adaptive read-ahead's throughput over the best fixed shape's, and that row, if
+    /// both were timed.
+    pub(crate) fn adaptive_to_fixed(&self) -> Option<(f64, &CellReport)> {
+        let fixed = self.fixed?;
+        Some((speedup(self.adaptive?, fixed)?, fixed))
+    }
+}
+
+/// `a`'s throughput over `b`'s; `None` if `b` read nothing.
+fn speedup(a: &CellReport, b: &CellReport) -> Option<f64> {
+    let base = b.bytes_per_second();
+    (base > 0.0).then(|| a.bytes_per_second() / base)
 }
 
 /// Whether `reader` is one of this crate's inputs.
@@ -89,6 +115,13 @@ impl SourceReport {
                     read_size,
                     best: fastest(&at, |r| is_ours(r.cell.reader)),
                     buf_reader: fastest(&at, |r| r.cell.reader == ReaderKind::BufReader),
+                    object_store: fastest(&at, |r| {
+                        r.cell.reader == ReaderKind::ObjectStoreBufReader
+                    }),
+                    adaptive: fastest(&at, |r| r.cell.read_ahead == Some(ReadAhead::default())),
+                    fixed: fastest(&at, |r| {
+                        r.cell.read_ahead.is_some_and(|s| s != ReadAhead::default())
+                    }),
                 });
             }
         }

@@ -16,8 +16,6 @@ use std::fmt;
 use std::io;
 use std::sync::{Arc, Mutex};
 
-use async_buffered_input::fetch::ReadAhead;
-
 use crate::error::context;
 use crate::mismatch::Mismatch;
 use crate::plan::Cell;
@@ -325,7 +323,6 @@ impl fmt::Debug for TaskVerifier {
 pub(crate) struct CellCheck {
     pub(crate) cell: Cell,
     pub(crate) source: Source,
-    pub(crate) read_ahead: ReadAhead,
     pub(crate) cache_capacity: u64,
     pub(crate) disk_cache: Option<DiskCacheSpec>,
     pub(crate) requests: Arc<Requests>,
@@ -425,7 +422,6 @@ async fn verify_cell(check: CellCheck) -> io::Result<CellVerified> {
     let CellCheck {
         cell,
         source,
-        read_ahead,
         cache_capacity,
         disk_cache,
         requests,
@@ -437,15 +433,7 @@ async fn verify_cell(check: CellCheck) -> io::Result<CellVerified> {
         let starts = requests.starts();
         // A cached reader's cache is new here too: the pass reads through it from cold.
         let disk_cache = disk_cache.as_ref();
-        let readers = Readers::open(
-            cell,
-            &source,
-            read_ahead,
-            cache_capacity,
-            disk_cache,
-            &starts,
-        )
-        .await?;
+        let readers = Readers::open(cell, &source, cache_capacity, disk_cache, &starts).await?;
         let mut cursors = Vec::with_capacity(made.len());
         for _ in &made {
             cursors.push(truth.cursor(file_len).await?);

@@ -16,7 +16,7 @@ use tokio::io::AsyncWriteExt;
 
 use abi_testkit::fill_word_pattern;
 
-use crate::error::context;
+use crate::error::{context, not_a_file};
 use crate::report::WriteReport;
 
 /// Creates (or truncates) `path` and writes `len` bytes of the [test pattern](fill_word_pattern) in
@@ -57,13 +57,7 @@ pub(crate) async fn write_file(
 /// Whether a write phase can create `path`: not a directory, in a folder that exists.
 pub(crate) fn check_writable(path: &Path) -> io::Result<()> {
     if path.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            format!(
-                "cannot write {}: it is a directory, not a file",
-                path.display()
-            ),
-        ));
+        return Err(not_a_file("write", path));
     }
     let parent = path
         .parent()

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use abi_testkit::{word_pattern_vec as pattern, CountingPositional};
+use abi_testkit::{assert_contains, assert_count, word_pattern_vec as pattern, CountingPositional};
 use async_buffered_input::fetch::ReadAhead;
 use async_buffered_input::source::MemorySource;
 use throughput_harness::{
@@ -29,6 +29,15 @@ fn temp_dir() -> tempfile::TempDir {
         .prefix("abi-harness-test-")
         .tempdir()
         .unwrap()
+}
+
+/// A file of `len` bytes of the harness's pattern, `data.bin` in a new temporary folder (the
+/// guard deletes it).
+fn pattern_file(len: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = temp_dir();
+    let path = dir.path().join("data.bin");
+    std::fs::write(&path, pattern(len)).unwrap();
+    (dir, path)
 }
 
 /// The reader column of a row of the table: after the source name, up to two spaces.
@@ -181,10 +190,8 @@ async fn a_written_file_is_read_by_every_reader_and_verified() {
 
 #[tokio::test]
 async fn a_fixed_read_ahead_reads_whole_chunks() {
-    let dir = temp_dir();
-    let path = dir.path().join("data.bin");
     let len = 200 * 1024 + 17;
-    std::fs::write(&path, pattern(len)).unwrap();
+    let (_dir, path) = pattern_file(len);
     let report = Plan::new(Source::file(&path).page_cache_reads(false))
         .sizes([100, 65536])
         .capacities([4096, 65536])
@@ -206,6 +213,88 @@ async fn a_fixed_read_ahead_reads_whole_chunks() {
         assert_eq!(r.underlying_bytes, 2 * len as u64, "{r:?}");
     }
     assert!(report.to_string().contains("(page cache reads off)"));
+}
+
+#[tokio::test]
+async fn several_read_ahead_shapes_are_timed_side_by_side() {
+    let len = 600 * 1024 + 17;
+    let (_dir, path) = pattern_file(len);
+    let fixed = ReadAhead::new(256 << 10, 4);
+    let report = Plan::new(Source::file(&path).page_cache_reads(false))
+        .sizes([65536])
+        .capacities([4096])
+        .readers([ReaderKind::BufferedReadAhead, ReaderKind::BufReader])
+        .read_aheads([ReadAhead::default(), fixed, ReadAhead::default()])
+        .run()
+        .await
+        .unwrap();
+    let source = &report.sources[0];
+    assert_complete_and_correct(&report, source, &pattern(len));
+    assert_eq!(report.read_aheads, [ReadAhead::default(), fixed]);
+    let shapes: Vec<_> = source
+        .cells
+        .iter()
+        .map(|r| (r.cell.reader, r.cell.read_ahead, r.read_ahead))
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            (
+                ReaderKind::BufferedReadAhead,
+                Some(ReadAhead::default()),
+                Some(ReadAhead::default())
+            ),
+            (ReaderKind::BufferedReadAhead, Some(fixed), Some(fixed)),
+            (ReaderKind::BufReader, None, None),
+        ]
+    );
+    // The fixed shape: one plain request for the first window, then 256 KiB chunks; the
+    // adaptive one starts at 64 KiB chunks, so it makes more requests.
+    let fixed_reads = source.cells[1].underlying_reads;
+    assert_eq!(fixed_reads, 1 + (len as u64 - 4096).div_ceil(256 << 10));
+    assert!(source.cells[0].underlying_reads > fixed_reads, "{source:?}");
+    // The rows name their shape (the adaptive one by the reader's name alone), the legend
+    // lists the shapes, and the verdict compares the adaptive one with the best fixed one.
+    let table = report.to_string();
+    assert_contains(&table, "AsyncBufferedInput+RA 256KiBx4 ");
+    // (The legend wraps at 120 columns, so only its start is checked on one line.)
+    assert_contains(&table, "of each shape: adaptive,");
+    assert_contains(&table, "Read-ahead: adaptive at ");
+    assert_contains(&table, " the best fixed shape (256KiBx4).");
+    let json = report.json();
+    let rows = json.as_array().unwrap();
+    let shaped: Vec<_> = rows
+        .iter()
+        .filter(|r| r["reader"] == "readahead")
+        .map(|r| r["read_ahead"]["chunk_size"].clone())
+        .collect();
+    assert_eq!(shaped.len(), 2, "{json}");
+    assert_eq!(shaped[1], 256 << 10, "{json}");
+}
+
+#[test]
+fn the_object_store_reader_reads_only_urls() {
+    let err = Plan::new(Source::memory(vec![1u8; 10]))
+        .readers([ReaderKind::ObjectStoreBufReader])
+        .validate()
+        .unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    assert!(
+        err.to_string().starts_with(
+            "the reader object_store BufReader (object-store-bufreader) reads object-store URLs"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        "object_store BufReader".parse::<ReaderKind>().unwrap(),
+        ReaderKind::ObjectStoreBufReader
+    );
+    let err = Plan::new(Source::memory(vec![1u8; 10]))
+        .readers([ReaderKind::BufferedReadAhead])
+        .read_aheads([])
+        .validate()
+        .unwrap_err();
+    assert!(err.to_string().contains("no read-ahead shapes"), "{err}");
 }
 
 #[tokio::test]
@@ -264,7 +353,7 @@ async fn several_sources_are_timed_side_by_side() {
         ("memory", "memory (150000 bytes)".to_string()),
         ("link", format!("{} over a simulated link", b.display())),
     ] {
-        assert!(table.contains(&format!("\n{name}: {label}")), "{table}");
+        assert_contains(&table, &format!("\n{name}: {label}"));
         let rows: Vec<&str> = table
             .lines()
             .filter(|l| l.split_whitespace().next() == Some(name))
@@ -274,20 +363,9 @@ async fn several_sources_are_timed_side_by_side() {
         assert_eq!(rows.len(), 5 + writes, "{name}:\n{table}");
         assert!(rows.iter().any(|r| r.contains(" limit ")), "{table}");
     }
-    assert_eq!(
-        table.matches("  Read a file of 150000 bytes in ").count(),
-        3,
-        "{table}"
-    );
-    assert_eq!(
-        table.matches("  Wrote a file of 150000 bytes in ").count(),
-        2,
-        "{table}"
-    );
-    assert!(
-        table.contains("sources: all 3 hold the same bytes"),
-        "{table}"
-    );
+    assert_count(&table, "  Read a file of 150000 bytes in ", 3);
+    assert_count(&table, "  Wrote a file of 150000 bytes in ", 2);
+    assert_contains(&table, "sources: all 3 hold the same bytes");
 
     let rows = report.json();
     let rows = rows.as_array().unwrap();
@@ -358,11 +436,8 @@ async fn random_and_clustered_requests_are_seeded_and_verified() {
     assert_eq!(sums(&report), sums(&again));
     assert_ne!(sums(&report), sums(&other));
     let table = report.to_string();
-    assert!(
-        table.contains("random, clustered (runs of 4) reads"),
-        "{table}"
-    );
-    assert!(table.contains("from seed 7"), "{table}");
+    assert_contains(&table, "random, clustered (runs of 4) reads");
+    assert_contains(&table, "from seed 7");
     assert!(
         table.lines().any(|l| l.contains(" clustered:4 ")),
         "{table}"
@@ -401,7 +476,7 @@ async fn concurrent_tasks_share_the_work() {
         .unwrap();
     assert_eq!(unbuffered.underlying_reads, (len as u64).div_ceil(1000));
     let table = report.to_string();
-    assert!(table.contains("1, 3 concurrent tasks"), "{table}");
+    assert_contains(&table, "1, 3 concurrent tasks");
     assert!(table
         .lines()
         .next()
@@ -531,14 +606,11 @@ async fn the_budget_stops_slow_cells_and_their_verification_follows() {
     assert!(report.has_partial());
     assert!(report.verified());
     let table = report.to_string();
-    assert!(
-        table.contains(", time budget per cell: 30s, 150ms for unbuffered.\n"),
-        "{table}"
+    assert_contains(
+        &table,
+        ", time budget per cell: 30s, 150ms for unbuffered.\n",
     );
-    assert!(
-        table.contains("partial: 1 of 3 rows ran out of time"),
-        "{table}"
-    );
+    assert_contains(&table, "partial: 1 of 3 rows ran out of time");
     assert!(unbuffered
         .to_string()
         .ends_with("(partial: time budget ran out)"));
@@ -622,15 +694,15 @@ async fn verification_names_the_first_wrong_byte() {
         })
     );
     let table = report.to_string();
-    assert!(
-        table.contains(&format!(
+    assert_contains(
+        &table,
+        &format!(
             "MISMATCH: rows that read other bytes than the file holds:\n  custom \
              AsyncBufferedInput, 100 B requests, 1 KiB window: byte 1234 is {:#04x}, the file \
              holds {:#04x}",
             data[1234] ^ 0x40,
             data[1234]
-        )),
-        "{table}"
+        ),
     );
     assert!(table.lines().any(|l| l.ends_with("MISMATCH")), "{table}");
     let rows = report.json();
@@ -733,25 +805,20 @@ async fn a_failing_cell_is_reported_and_the_run_goes_on() {
     assert_eq!(source.name, "fragile");
     assert_eq!(failed.cell.reader, ReaderKind::Buffered);
     let error = failed.error.as_deref().unwrap();
-    assert!(error.contains("the disk caught fire"), "{error}");
-    assert!(error.contains("request at offset"), "{error}");
+    assert_contains(error, "the disk caught fire");
+    assert_contains(error, "request at offset");
     assert!(!failed.complete && failed.bytes == 0);
     let ahead = &source.cells[1];
     assert!(ahead.complete && ahead.error.is_none() && ahead.mismatch.is_none());
     assert!(report.verified(), "nothing read wrong");
     let table = report.to_string();
-    assert!(
-        table.contains(
-            "FAILED: 1 of 3 rows could not be measured or verified:\n  fragile \
-                        AsyncBufferedInput, 1000 B requests, 1 KiB window: "
-        ),
-        "{table}"
+    assert_contains(
+        &table,
+        "FAILED: 1 of 3 rows could not be measured or verified:\n  fragile \
+                        AsyncBufferedInput, 1000 B requests, 1 KiB window: ",
     );
     assert!(table.lines().any(|l| l.ends_with("FAILED")), "{table}");
-    assert!(
-        table.contains("verified: 1 cell and 1 limit row"),
-        "{table}"
-    );
+    assert_contains(&table, "verified: 1 cell and 1 limit row");
     let rows = report.json();
     assert!(rows[1]["error"].as_str().unwrap().contains("caught fire"));
     assert_eq!(rows[1]["verified"], false);
@@ -888,18 +955,9 @@ async fn no_readers_is_the_classic_test_write_and_read() {
     assert!(source.cells.is_empty());
     assert!(report.verified());
     let table = report.to_string();
-    assert!(
-        table.contains("  Wrote a file of 1048576 bytes in "),
-        "{table}"
-    );
-    assert!(
-        table.contains("  Read a file of 1048576 bytes in "),
-        "{table}"
-    );
-    assert!(
-        table.contains("verified: 0 cells and 1 limit row"),
-        "{table}"
-    );
+    assert_contains(&table, "  Wrote a file of 1048576 bytes in ");
+    assert_contains(&table, "  Read a file of 1048576 bytes in ");
+    assert_contains(&table, "verified: 0 cells and 1 limit row");
 }
 
 #[tokio::test]
@@ -982,15 +1040,12 @@ async fn the_table_is_aligned_and_says_its_units() {
         ),
         "{table}"
     );
-    assert!(table.contains("MB/s = 10^6 bytes/s."), "{table}");
-    assert!(
-        table.contains("\"vs limit\" = MB/s / the source's limit row"),
-        "{table}"
-    );
+    assert_contains(&table, "MB/s = 10^6 bytes/s.");
+    assert_contains(&table, "\"vs limit\" = MB/s / the source's limit row");
     assert!(table.contains("\nmemory: memory (50000 bytes), 50000 bytes (48.8 KiB), checksum 0x"));
-    assert!(
-        table.contains("verified: 18 cells and 1 limit row read the file's bytes"),
-        "{table}"
+    assert_contains(
+        &table,
+        "verified: 18 cells and 1 limit row read the file's bytes",
     );
     assert!(
         table
@@ -1088,7 +1143,7 @@ async fn the_default_text_fits_120_columns_explains_every_reader_and_ends_with_a
         );
     }
     // Some columns had to go, and the legend says which.
-    assert!(text.contains("\nNot shown to fit 120 columns: "), "{text}");
+    assert_contains(&text, "\nNot shown to fit 120 columns: ");
     let wide = format!("{report:#}");
     assert!(wide.lines().any(|l| l.chars().count() > 120), "{wide}");
     // A legend line for every reader in the table.
@@ -1389,5 +1444,5 @@ async fn remote_urls_are_read_only_and_name_the_url_when_unreachable() {
         .unwrap_err();
     assert_eq!(err.to_string(), "source 2 of 2, http");
     let chain = std::error::Error::source(&err).unwrap().to_string();
-    assert!(chain.contains(url), "{chain}");
+    assert_contains(&chain, url);
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use abi_testkit::{word_pattern_vec as pattern, ExampleBuild};
+use abi_testkit::{assert_contains, assert_count, word_pattern_vec as pattern, ExampleBuild};
 use async_buffered_input::fetch::ReadAhead;
 use serde_json::Value;
 
@@ -272,18 +272,12 @@ fn the_default_output_is_a_table_and_the_temporary_file_is_deleted() {
         table.starts_with("Throughput of 1 source: sequential reads, 1 task,"),
         "{table}"
     );
-    assert!(table.contains("MB/s = 10^6 bytes/s"), "{table}");
-    assert!(
-        table.contains("  Wrote a file of 65536 bytes in "),
-        "{table}"
-    );
-    assert!(
-        table.contains("  Read a file of 65536 bytes in "),
-        "{table}"
-    );
-    assert!(
-        table.contains("verified: 10 cells and 1 limit row read the file's bytes"),
-        "{table}"
+    assert_contains(&table, "MB/s = 10^6 bytes/s");
+    assert_contains(&table, "  Wrote a file of 65536 bytes in ");
+    assert_contains(&table, "  Read a file of 65536 bytes in ");
+    assert_contains(
+        &table,
+        "verified: 10 cells and 1 limit row read the file's bytes",
     );
     assert!(
         table
@@ -363,10 +357,7 @@ fn the_default_sweep_fits_120_columns_and_ends_with_a_verdict() {
     );
 
     // --wide prints every column, the narrow table says which it left out.
-    assert!(
-        text.contains("Not shown to fit 120 columns: bytes read, "),
-        "{text}"
-    );
+    assert_contains(&text, "Not shown to fit 120 columns: bytes read, ");
     let out = run(&[
         "--file-size",
         "64KiB",
@@ -496,22 +487,11 @@ fn several_paths_make_one_table_and_one_chart() {
     assert!(out.status.success(), "{}", stderr(&out));
     let table = stdout(&out);
     assert!(table.starts_with("Throughput of 2 sources:"), "{table}");
-    assert_eq!(
-        table.matches("  Wrote a file of 40960 bytes in ").count(),
-        2,
-        "{table}"
-    );
-    assert_eq!(
-        table.matches("  Read a file of 40960 bytes in ").count(),
-        2,
-        "{table}"
-    );
-    assert!(
-        table.contains("sources: all 2 hold the same bytes"),
-        "{table}"
-    );
+    assert_count(&table, "  Wrote a file of 40960 bytes in ", 2);
+    assert_count(&table, "  Read a file of 40960 bytes in ", 2);
+    assert_contains(&table, "sources: all 2 hold the same bytes");
     for name in ["disk", "other"] {
-        assert!(table.contains(&format!("\n{name}: ")), "{table}");
+        assert_contains(&table, &format!("\n{name}: "));
         let rows = table
             .lines()
             .filter(|l| l.split_whitespace().next() == Some(name))
@@ -588,7 +568,7 @@ fn patterns_tasks_and_seeds() {
         header.contains("pattern") && header.contains("tasks"),
         "{table}"
     );
-    assert!(table.contains("from seed 3"), "{table}");
+    assert_contains(&table, "from seed 3");
 
     assert_fails(&["--pattern", "zigzag"], 2, "unknown pattern \"zigzag\"");
     assert_fails(
@@ -648,9 +628,9 @@ fn term_lookups_with_many_tasks() {
     let table = stdout(&run(&args[..args.len() - 1]));
     let header = table.lines().find(|l| l.starts_with("source ")).unwrap();
     assert!(header.contains("fetched/used"), "{table}");
-    assert!(
-        table.contains("term-lookup (Zipf s = 1.1) reads, 64 concurrent tasks"),
-        "{table}"
+    assert_contains(
+        &table,
+        "term-lookup (Zipf s = 1.1) reads, 64 concurrent tasks",
     );
 
     assert_fails(
@@ -666,18 +646,9 @@ fn readers_none_is_the_classic_test() {
     let out = run(&["--file-size", "1MiB", "--readers", "none"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let table = stdout(&out);
-    assert!(
-        table.contains("  Wrote a file of 1048576 bytes in "),
-        "{table}"
-    );
-    assert!(
-        table.contains("  Read a file of 1048576 bytes in "),
-        "{table}"
-    );
-    assert!(
-        table.contains("verified: 0 cells and 1 limit row"),
-        "{table}"
-    );
+    assert_contains(&table, "  Wrote a file of 1048576 bytes in ");
+    assert_contains(&table, "  Read a file of 1048576 bytes in ");
+    assert_contains(&table, "verified: 0 cells and 1 limit row");
 }
 
 #[test]
@@ -893,10 +864,7 @@ fn page_cache_reads_can_be_turned_off() {
             !label.is_empty(),
             "{table}"
         );
-        assert!(
-            table.contains("verified: 4 cells and 1 limit row"),
-            "{table}"
-        );
+        assert_contains(&table, "verified: 4 cells and 1 limit row");
     }
 }
 

@@ -19,31 +19,21 @@
 //! prints. A test that needs one and does not find it fails.
 #![cfg(feature = "object-store")]
 
-use std::path::PathBuf;
+use abi_testkit::assert_contains;
 use std::time::Duration;
 
 use async_buffered_input::fetch::ReadAhead;
 use throughput_harness::{Checksum, Plan, ReaderKind, Report, Source, SourceReport};
 
+const THIS: &str = "harness/tests/harness_object_store.rs";
+
 fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| {
-        panic!(
-            "{name} is not set: this test needs the servers; see the top of \
-             harness/tests/harness_object_store.rs"
-        )
-    })
+    abi_testkit::server_var(name, THIS)
 }
 
 /// The local copy of the object: its file name (the object's name on the servers) and bytes.
 fn object_file() -> (String, Vec<u8>) {
-    let path = PathBuf::from(env("ABI_OBJECT_FILE"));
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    let data = std::fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    assert!(
-        data.len() > 1 << 20,
-        "{} should hold over 1 MiB so that read-ahead has chunks to pipeline",
-        path.display()
-    );
+    let (_, name, data) = abi_testkit::object_file(THIS);
     (name, data)
 }
 
@@ -114,6 +104,10 @@ fn assert_every_reader_read_the_object(report: &Report, data: &[u8], sizes: &[us
     }
 }
 
+/// Held by each test that GETs the object over HTTP, so that one test can count the GETs in
+/// nginx's log while it runs.
+static HTTP_OBJECT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The `GET`s of `/name` in nginx's access log so far (`HTTP_ACCESS_LOG`, which
 /// `scripts/http-server.sh up` prints), if the log is known.
 fn gets_in_access_log(name: &str) -> Option<u64> {
@@ -126,6 +120,7 @@ fn gets_in_access_log(name: &str) -> Option<u64> {
 #[tokio::test]
 #[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
 async fn every_reader_reads_the_same_bytes_over_http() {
+    let _alone = HTTP_OBJECT.lock().await;
     let (name, data) = object_file();
     let url = format!("{}/{name}", env("ABI_HTTP_URL").trim_end_matches('/'));
     let sizes = [4096, 65536];
@@ -135,7 +130,7 @@ async fn every_reader_reads_the_same_bytes_over_http() {
     // The counts are honest: every source read of every reader (timed or verifying), the
     // read-ahead reader's chunks included, every read of the limit row and every read made to
     // verify against, is one ranged GET that reached the server, and nothing else reached it.
-    // (No other test of this binary GETs this object over HTTP.)
+    // (The other tests of this binary that GET this object over HTTP wait for `HTTP_OBJECT`.)
     if let (Some(before), Some(after)) = (before, gets_in_access_log(&name)) {
         let source = &report.sources[0];
         let cells: u64 = source
@@ -153,6 +148,56 @@ async fn every_reader_reads_the_same_bytes_over_http() {
             "GETs in nginx's log vs source reads counted"
         );
     }
+}
+
+#[tokio::test]
+#[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
+async fn read_ahead_shapes_and_object_stores_buf_reader_over_http() {
+    let _alone = HTTP_OBJECT.lock().await;
+    let (name, data) = object_file();
+    let url = format!("{}/{name}", env("ABI_HTTP_URL").trim_end_matches('/'));
+    let fixed = ReadAhead::new(256 << 10, 4);
+    let report = Plan::new(Source::from_url(&url).unwrap())
+        .sizes([65536])
+        .capacities([8192, 1 << 20])
+        .readers([
+            ReaderKind::BufferedReadAhead,
+            ReaderKind::ObjectStoreBufReader,
+        ])
+        .read_aheads([ReadAhead::default(), fixed])
+        .budget(Duration::from_secs(120))
+        .run()
+        .await
+        .unwrap_or_else(|e| panic!("harness over {url}: {e}"));
+    assert!(report.verified(), "{report}");
+    let source = &report.sources[0];
+    // Per window: the two shapes, then object_store's BufReader.
+    let cells: Vec<_> = source
+        .cells
+        .iter()
+        .map(|r| (r.cell.reader, r.cell.capacity, r.cell.read_ahead))
+        .collect();
+    let (ahead, theirs) = (
+        ReaderKind::BufferedReadAhead,
+        ReaderKind::ObjectStoreBufReader,
+    );
+    let mut expected = Vec::new();
+    for window in [8192, 1 << 20] {
+        expected.push((ahead, Some(window), Some(ReadAhead::default())));
+        expected.push((ahead, Some(window), Some(fixed)));
+        expected.push((theirs, Some(window), None));
+    }
+    assert_eq!(cells, expected);
+    let checksum = Checksum::of(&data);
+    for r in &source.cells {
+        assert!(r.complete && r.error.is_none(), "{r}");
+        assert_eq!(r.bytes, data.len() as u64, "{r}");
+        assert_eq!(r.checksum, checksum, "{r}: not the local copy's bytes");
+    }
+    let table = report.to_string();
+    assert_contains(&table, "AsyncBufferedInput+RA 256KiBx4 ");
+    assert_contains(&table, "object_store BufReader  ");
+    assert_contains(&table, "Read-ahead: adaptive at ");
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use abi_testkit::word_pattern_vec as pattern;
+use abi_testkit::{assert_contains, word_pattern_vec as pattern};
 use throughput_harness::{Cell, Pattern, Plan, ReaderKind, Source};
 
 const REGION: u64 = Pattern::TERMS_REGION;
@@ -219,15 +219,9 @@ async fn a_terms_run_over_a_file_verifies_every_lookup() {
         }
     }
     let table = report.to_string();
-    assert!(
-        table.contains("term-lookup (Zipf s = 1.1) reads"),
-        "{table}"
-    );
-    assert!(
-        table.contains("Term lookups: each request reads"),
-        "{table}"
-    );
-    assert!(table.contains("fetched/used"), "{table}");
+    assert_contains(&table, "term-lookup (Zipf s = 1.1) reads");
+    assert_contains(&table, "Term lookups: each request reads");
+    assert_contains(&table, "fetched/used");
     assert!(table.lines().any(|l| l.contains(" terms ")), "{table}");
     let json = report.json();
     for row in json
@@ -328,7 +322,7 @@ async fn the_cached_reader_verifies_lookups_and_saves_source_reads() {
         assert!(cached.verify_reads > 0, "{cached}");
     }
     let table = report.to_string();
-    assert!(table.contains("AsyncBufferedInput+cache"), "{table}");
+    assert_contains(&table, "AsyncBufferedInput+cache");
     // The legend's prose, wherever the 120 columns wrapped it.
     let prose = table.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(prose.contains("block cache of 256 MiB per cell"), "{table}");

@@ -1,4 +1,3 @@
-use std::fmt;
 use std::io::{self, SeekFrom};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
@@ -28,6 +27,7 @@ use super::seam::Seam;
 /// Made by [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new) from any stream; reach
 /// the stream with [`AsyncBufferedInput::get_ref`](crate::AsyncBufferedInput::get_ref) and
 /// friends.
+#[derive(Debug)]
 pub struct StreamFetch<R> {
     inner: R,
     // Where the stream's cursor is, as far as this fetcher knows.
@@ -214,16 +214,6 @@ impl<R: AsyncRead + AsyncSeek + Unpin> Seam for StreamFetch<R> {
     /// [`AsyncBufferedInput::with_resource`](crate::AsyncBufferedInput::with_resource).
     fn resource(&self) -> std::sync::Arc<str> {
         std::sync::Arc::from("stream")
-    }
-}
-
-impl<R: fmt::Debug> fmt::Debug for StreamFetch<R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StreamFetch")
-            .field("inner", &self.inner)
-            .field("cursor", &self.cursor)
-            .field("length", &self.length)
-            .finish()
     }
 }
 

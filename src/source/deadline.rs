@@ -1,4 +1,3 @@
-use std::fmt;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -34,6 +33,7 @@ use crate::metrics;
 /// );
 /// # let _ = source;
 /// ```
+#[derive(Debug)]
 pub struct Deadline<S> {
     inner: S,
     base: Duration,
@@ -140,15 +140,4 @@ impl<S: PositionalSource> PositionalSource for Deadline<S> {
         try_read_at,
         resource, description, release_buffers
     );
-}
-
-impl<S: fmt::Debug> fmt::Debug for Deadline<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Deadline")
-            .field("inner", &self.inner)
-            .field("base", &self.base)
-            .field("min_throughput", &self.min_throughput)
-            .field("stats", &self.stats())
-            .finish()
-    }
 }

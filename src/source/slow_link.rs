@@ -1,4 +1,3 @@
-use std::fmt;
 use std::io;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -45,6 +44,7 @@ use super::PositionalSource;
 /// # Ok(())
 /// # }
 /// ```
+#[derive(Debug)]
 pub struct SlowLink<S> {
     inner: S,
     latency: Duration,
@@ -138,16 +138,6 @@ impl<S: PositionalSource> PositionalSource for SlowLink<S> {
         let len = self.inner.len().await?;
         tokio::time::sleep_until(later(issued, self.latency)).await;
         Ok(len)
-    }
-}
-
-impl<S: fmt::Debug> fmt::Debug for SlowLink<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SlowLink")
-            .field("inner", &self.inner)
-            .field("latency", &self.latency)
-            .field("bandwidth", &self.bandwidth)
-            .finish()
     }
 }
 

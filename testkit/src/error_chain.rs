@@ -44,15 +44,15 @@ pub fn has_input_error_payload(e: &io::Error) -> bool {
 /// assert_eq!(chain(&e), "open f.bin: no such file");
 /// assert_eq!(causes(&e), ["open f.bin", "no such file"]);
 /// ```
-pub fn chain(e: &io::Error) -> String {
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     causes(e).join(": ")
 }
 
 /// The error's message and the message of every cause under it (`source()`, recursively), one
 /// each, as a reporter (`anyhow`'s `{:#}`) walks them.
-pub fn causes(e: &io::Error) -> Vec<String> {
+pub fn causes(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     let mut out = vec![e.to_string()];
-    let mut next = std::error::Error::source(e);
+    let mut next = e.source();
     while let Some(cause) = next {
         out.push(cause.to_string());
         next = cause.source();

@@ -5,7 +5,8 @@
 //! - **Content**: [`pattern`] / [`pattern_vec`] (a byte per offset) and [`fill_word_pattern`] /
 //!   [`word_pattern_vec`] (the harness's, a word at a time): deterministic, non-periodic file content;
 //!   [`splitmix64`] and [`Rng`] for reproducible sweeps, [`XorShift64`] for the benches' data.
-//! - **Checks**: [`assert_bytes`] names the first differing offset; [`chain`], [`causes`],
+//! - **Checks**: [`assert_bytes`] names the first differing offset; [`assert_contains`] and
+//!   [`assert_count`] print the whole text they looked in; [`chain`], [`causes`],
 //!   [`has_input_error_payload`], [`assert_msg_mentions`] and [`assert_source_error`] look into
 //!   the errors an input returns.
 //! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`]) and [`CountingPositional`]
@@ -16,7 +17,7 @@
 //!   source partly in "page cache") and [`FailEvery`] (a positional source failing every n-th
 //!   request).
 //! - **Harness pieces**: [`temp_tokio_file`] / [`temp_std_file_in`] (real files, unlinked at
-//!   once), [`poll_once_then_drop`] (for cancellation tests), [`ExampleBuild`] (builds an
+//!   once), [`server_var`] / [`object_file`] (what the server tests read from the environment), [`poll_once_then_drop`] (for cancellation tests), [`ExampleBuild`] (builds an
 //!   example from inside a test, in the test's target folder, without the package variables
 //!   that would make cargo rebuild).
 #![deny(
@@ -28,6 +29,7 @@
 #![forbid(unsafe_code)]
 
 mod assert_bytes;
+mod assert_text;
 mod counting;
 mod counting_positional;
 mod counts;
@@ -44,10 +46,12 @@ mod pattern;
 mod poll;
 mod rng;
 mod seek;
+mod server_env;
 mod temp_file;
 mod xorshift;
 
 pub use assert_bytes::assert_bytes;
+pub use assert_text::{assert_contains, assert_count};
 pub use counting::Counting;
 pub use counting_positional::CountingPositional;
 pub use counts::{CountSnapshot, Counts};
@@ -65,5 +69,6 @@ pub use partly_at_hand::PartlyAtHand;
 pub use pattern::{fill_word_pattern, pattern, pattern_vec, word_pattern_vec};
 pub use poll::poll_once_then_drop;
 pub use rng::{splitmix64, Rng};
+pub use server_env::{object_file, server_var};
 pub use temp_file::{temp_std_file_in, temp_tokio_file};
 pub use xorshift::XorShift64;

@@ -12,16 +12,9 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/lib.sh"
 
-if [[ $# -ne 2 && $# -ne 4 ]]; then
-    echo "usage: $0 SEED OUTDIR [DOCS_PER_SEGMENT WORDS_PER_DOC]" >&2
-    exit 2
-fi
+check_args "SEED OUTDIR [DOCS_PER_SEGMENT WORDS_PER_DOC]" "2 4" "$@"
 seed=$1
 outdir=$2
-if ! [[ $seed =~ ^-?[0-9]+$ ]]; then
-    echo "error: SEED must be an integer, got '$seed'" >&2
-    exit 2
-fi
 
 find_lucene
 classes=$(compile_java "$here/WriteIndex.java")

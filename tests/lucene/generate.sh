@@ -10,20 +10,11 @@
 # The committed fixture was made with: tests/lucene/generate.sh 20261130 tests/fixtures
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-    echo "usage: $0 SEED OUTDIR" >&2
-    exit 2
-fi
-seed=$1
-outdir=$2
-
-if ! [[ $seed =~ ^-?[0-9]+$ ]]; then
-    echo "error: SEED must be an integer, got '$seed'" >&2
-    exit 2
-fi
-
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/lib.sh"
+check_args "SEED OUTDIR" 2 "$@"
+seed=$1
+outdir=$2
 find_lucene
 jar=$LUCENE_CORE_JAR
 

@@ -1,5 +1,21 @@
 # Shared by the scripts that run Apache Lucene 8 (sourced, not run).
 
+# check_args USAGE COUNTS ARGS... : exits with status 2 and "usage: SCRIPT USAGE" unless the
+# number of ARGS is one of COUNTS (a space-separated list), or if the first (the seed) is not
+# an integer.
+check_args() {
+    local usage=$1 counts=" $2 "
+    shift 2
+    if [[ $counts != *" $# "* ]]; then
+        echo "usage: $0 $usage" >&2
+        exit 2
+    fi
+    if ! [[ $1 =~ ^-?[0-9]+$ ]]; then
+        echo "error: SEED must be an integer, got '$1'" >&2
+        exit 2
+    fi
+}
+
 # Sets LUCENE_CORE_JAR to a lucene-core 8.x jar (as given, or Debian's liblucene8-java), and
 # checks for a JDK; exits with a clear message if either is missing.
 find_lucene() {

@@ -1,4 +1,3 @@
-use std::fmt;
 use std::future::{poll_fn, Future};
 use std::io;
 use std::pin::Pin;
@@ -93,6 +92,7 @@ const MAX_BLOCKS_IN_FLIGHT: usize = 16;
 /// # Ok(())
 /// # }
 /// ```
+#[derive(Debug)]
 pub struct Cached<S> {
     inner: S,
     cache: BlockCache,
@@ -448,17 +448,6 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
         /// The inner source's (the cache's blocks are not the input's buffers: they stay).
         release_buffers
     );
-}
-
-impl<S: fmt::Debug> fmt::Debug for Cached<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cached")
-            .field("inner", &self.inner)
-            .field("key", &self.key)
-            .field("block_size", &self.block_size)
-            .field("length", &self.length.get())
-            .finish()
-    }
 }
 
 #[cfg(test)]
