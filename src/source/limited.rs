@@ -27,8 +27,8 @@ use crate::metrics;
 /// and its own within 128 KiB, or its own length if larger) and asks for all of them in one
 /// request, whose answer each gets its slice of. With many tasks reading small ranges of one
 /// file (term lookups in hot blocks), the limit then costs fewer turns than reads. A read that
-/// finds a turn free goes alone at once, and reads already in flight are never joined, so
-/// nothing waits longer than it would have for a turn. If the request fails, every read taken
+/// finds a turn free goes alone at once, and reads already in flight are never joined: a read
+/// is only taken along when it would have waited for a turn anyway. If the request fails, every read taken
 /// along gets the error (naming its own range); if the read that took it along is dropped,
 /// it waits for a turn again. [`LimiterStats::coalesced`](super::LimiterStats::coalesced)
 /// counts the reads answered this way.
@@ -121,7 +121,7 @@ impl<S: PositionalSource> PositionalSource for Limited<S> {
             }
             self.limiter.count_coalesced(batch.taken());
             let result = self.request(turn, batch.offset, batch.len).await;
-            return batch.deliver(result, &self.inner.description());
+            return batch.deliver(result, || self.inner.description());
         }
     }
 

@@ -95,6 +95,7 @@ impl WaitingReads {
         let mut state = self.state();
         let id = state.next_id;
         state.next_id += 1;
+        debug_assert!(state.waiting.last().is_none_or(|w| w.id < id));
         state.waiting.push(Waiting {
             id,
             offset,
@@ -170,10 +171,14 @@ impl Batch {
     }
 
     /// Hands each read taken along its part of `result` (the answer to the batch's request),
-    /// and returns the leader's. A read whose part lies past a short answer (the source's end)
-    /// gets what there is, as its own request would have; a failure reaches every read, each
-    /// error naming its own range.
-    pub(super) fn deliver(self, result: io::Result<Bytes>, what: &str) -> io::Result<Bytes> {
+    /// and returns the leader's; `what` names the source in errors. A read whose part lies
+    /// past a short answer (the source's end) gets what there is, as its own request would
+    /// have; a failure reaches every read, each error naming its own range.
+    pub(super) fn deliver(
+        self,
+        result: io::Result<Bytes>,
+        what: impl Fn() -> String,
+    ) -> io::Result<Bytes> {
         let (batch_offset, batch_len) = (self.offset, self.len);
         let part = |offset: u64, len: usize| match &result {
             Ok(bytes) => {
@@ -184,8 +189,9 @@ impl Batch {
             Err(e) => Err(io::Error::new(
                 e.kind(),
                 format!(
-                    "read of {len} bytes at offset {offset} from {what}, asked as part of \
-                     {batch_len} bytes at offset {batch_offset}: {e}"
+                    "read of {len} bytes at offset {offset} from {}, asked as part of \
+                     {batch_len} bytes at offset {batch_offset}: {e}",
+                    what()
                 ),
             )),
         };
