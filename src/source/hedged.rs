@@ -24,7 +24,8 @@ use crate::metrics;
 /// on the reads. A hedge sent after the usual latency almost always answers in the usual
 /// latency. The [`HedgePolicy`] says when (a delay learned from recent latencies, p95 by
 /// default, or fixed) and how many (at most 5% of requests by default, so hedging cannot
-/// double the load of a store that is slow because it is busy).
+/// double the load of a store that is slow because it is busy), keeping a small reserve for
+/// the reads still unanswered at twice the delay, the stragglers.
 ///
 /// If one of the two requests fails, the other is awaited; the read fails only if both do (with
 /// the first request's error). [`len`](PositionalSource::len) is not hedged (an input asks it
