@@ -144,7 +144,9 @@ async fn a_fast_request_is_not_hedged() {
 
 #[tokio::test(start_paused = true)]
 async fn hedges_never_exceed_the_budget() {
-    // Every request is slow, so every one would be hedged without a budget.
+    // Every request is slow, so every one would be hedged without a budget. The budget starts
+    // with the reserve (2), spent at twice the delay.
+    let reserve = f64::from(HedgePolicy::RESERVE);
     let source = Hedged::new(
         Scripted::new(|_| Some(ms(50))),
         HedgePolicy::fixed(ms(1)).with_budget(0.05),
@@ -153,12 +155,12 @@ async fn hedges_never_exceed_the_budget() {
         source.read_at(0, 10).await.unwrap();
         let stats = source.stats();
         assert!(
-            stats.hedges_fired as f64 <= 0.05 * i as f64 + 1e-9,
+            stats.hedges_fired as f64 <= 0.05 * i as f64 + reserve + 1e-9,
             "{} hedges after {i} requests",
             stats.hedges_fired
         );
     }
-    assert_eq!(source.stats().hedges_fired, 50, "the budget is used");
+    assert_eq!(source.stats().hedges_fired, 52, "the budget is used");
 
     // The same with 1000 requests at once.
     let source = Hedged::new(
@@ -171,8 +173,83 @@ async fn hedges_never_exceed_the_budget() {
     }
     let stats = source.stats();
     assert_eq!(stats.requests, 1000);
-    assert!(stats.hedges_fired <= 50, "{stats:?}");
+    assert!(stats.hedges_fired <= 52, "{stats:?}");
     assert_eq!(source.get_ref().sent() as u64, 1000 + stats.hedges_fired);
+
+    // A budget of 0 is no hedge at all, not even the reserve.
+    let source = Hedged::new(
+        Scripted::new(|_| Some(ms(50))),
+        HedgePolicy::fixed(ms(1)).with_budget(0.0),
+    );
+    for _ in 0..10 {
+        source.read_at(0, 10).await.unwrap();
+    }
+    assert_eq!(source.stats().hedges_fired, 0);
+    assert_eq!(source.get_ref().sent(), 10);
+}
+
+/// A source whose first request for an offset takes `latency(offset)`, and any later one (a
+/// hedge) 1 ms.
+struct FirstSlow {
+    data: MemorySource,
+    latency: fn(u64) -> Duration,
+    seen: Mutex<std::collections::HashSet<u64>>,
+}
+
+impl PositionalSource for FirstSlow {
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        let first = self.seen.lock().unwrap().insert(offset);
+        let latency = if first { (self.latency)(offset) } else { ms(1) };
+        tokio::time::sleep(latency).await;
+        self.data.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> io::Result<u64> {
+        self.data.len().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_straggler_gets_the_reserve_when_the_usual_tail_took_the_rest() {
+    // Read i: every 10th is slow enough for the 3 ms delay (5 ms: the usual tail, twice what a
+    // 5% budget pays for), every 100th a straggler (200 ms), the rest 1 ms; hedges 1 ms. At the
+    // delay, reads hedge only while more than the reserve is saved, so the tail never takes
+    // the reserve; a straggler, still unanswered at twice the delay (6 ms), takes it. (Without
+    // the reserve the tail takes every hedge as soon as it is earned, and stragglers wait.)
+    let source = Hedged::new(
+        FirstSlow {
+            data: MemorySource::new(abi_testkit::pattern_vec(1 << 16)),
+            latency: |i| match i {
+                i if i % 100 == 99 => ms(200),
+                i if i % 10 == 9 => ms(5),
+                _ => ms(1),
+            },
+            seen: Mutex::default(),
+        },
+        HedgePolicy::fixed(ms(3)).with_budget(0.05),
+    );
+    // 1000 reads, read i starting at i / 10 ms: about 10 in flight at a time.
+    let reads = (0..1000u64).map(|i| {
+        let source = &source;
+        async move {
+            tokio::time::sleep(ms(i / 10)).await;
+            let t0 = Instant::now();
+            let data = source.read_at(i, 10).await.unwrap();
+            assert_eq!(data[..], expected(i as usize, 10)[..]);
+            t0.elapsed()
+        }
+    });
+    let slowest = futures_join_all(reads).await.into_iter().max().unwrap();
+    let stats = source.stats();
+    assert!(
+        slowest <= ms(8),
+        "a straggler waited {slowest:?} (not hedged): {stats:?}"
+    );
+    assert_eq!(stats.hedges_denied, 0, "{stats:?}");
+    assert!(
+        stats.hedges_fired as f64 <= 0.05 * 1000.0 + 2.0,
+        "{stats:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -207,6 +284,59 @@ async fn the_learned_delay_follows_recent_latencies() {
     assert!(t0.elapsed() < ms(250));
     // Every straggler came after 20 answers, so each was hedged.
     assert!(slowest <= ms(5), "a straggler was not hedged: {slowest:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_read_sent_while_the_delay_is_learned_is_hedged_once_it_is() {
+    // 64 reads at once on a new source, as 64 tasks start: read 5 takes 1 s, every other
+    // request (its hedge too) 2 ms. When they are sent nothing is learned yet; once the others
+    // have answered, the delay is known (2 ms, the floor) and the straggler, waiting longer
+    // than that, is hedged.
+    let source = Hedged::new(
+        Scripted::new(|n| Some(if n == 5 { ms(1000) } else { ms(2) })),
+        HedgePolicy::default(),
+    );
+    let t0 = Instant::now();
+    let reads = (0..64u64).map(|i| {
+        let source = &source;
+        async move {
+            let data = source.read_at(i * 10, 10).await;
+            (data, t0.elapsed())
+        }
+    });
+    let results = futures_join_all(reads).await;
+    for (i, (data, took)) in results.into_iter().enumerate() {
+        assert_eq!(data.unwrap()[..], expected(i * 10, 10)[..]);
+        assert!(took <= ms(8), "read {i} took {took:?}");
+    }
+    let stats = source.stats();
+    assert_eq!(stats.delay, Some(ms(2)), "{stats:?}");
+    assert_eq!(
+        (stats.hedges_fired, stats.hedges_won, stats.hedges_denied),
+        (1, 1, 0),
+        "{stats:?}"
+    );
+    assert_eq!(source.get_ref().alive(), 0, "the straggler was dropped");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_read_the_budget_cannot_pay_for_is_counted() {
+    // Every request takes 50 ms against a 1 ms delay, with a budget of 5%: the first two
+    // reads spend the reserve (at twice the delay), the third finds nothing saved (0.15
+    // hedges), is not hedged, and says so.
+    let source = Hedged::new(
+        Scripted::new(|_| Some(ms(50))),
+        HedgePolicy::fixed(ms(1)).with_budget(0.05),
+    );
+    for _ in 0..3 {
+        source.read_at(0, 10).await.unwrap();
+    }
+    let stats = source.stats();
+    assert_eq!(
+        (stats.hedges_fired, stats.hedges_denied),
+        (2, 1),
+        "{stats:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -234,3 +234,170 @@ mod cached {
         );
     }
 }
+
+/// Near reads waiting for a turn share one request (`Limited`'s coalescing).
+mod sharing {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// What a request at an offset does.
+    #[derive(Clone, Copy)]
+    enum Answer {
+        Now,
+        Never,
+        Fail,
+    }
+
+    /// A source that records the ranges it was asked for, and answers each as `answer` says.
+    struct Recording {
+        data: MemorySource,
+        asked: Mutex<Vec<(u64, usize)>>,
+        answer: fn(u64) -> Answer,
+    }
+
+    impl Recording {
+        fn new(answer: fn(u64) -> Answer) -> Self {
+            Self {
+                data: MemorySource::new(abi_testkit::pattern_vec(FILE)),
+                asked: Mutex::new(Vec::new()),
+                answer,
+            }
+        }
+
+        fn asked(&self) -> Vec<(u64, usize)> {
+            self.asked.lock().unwrap().clone()
+        }
+    }
+
+    impl PositionalSource for Recording {
+        async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+            self.asked.lock().unwrap().push((offset, len));
+            match (self.answer)(offset) {
+                Answer::Now => self.data.read_at(offset, len).await,
+                Answer::Never => std::future::pending().await,
+                Answer::Fail => Err(io::Error::new(io::ErrorKind::ConnectionReset, "boom")),
+            }
+        }
+
+        async fn len(&self) -> io::Result<u64> {
+            self.data.len().await
+        }
+    }
+
+    /// Spawns a read of each range over `source`, and lets each run until it waits for a turn.
+    async fn waiting_reads(
+        source: &Arc<Limited<Recording>>,
+        ranges: &[(u64, usize)],
+    ) -> Vec<tokio::task::JoinHandle<io::Result<Bytes>>> {
+        let reads = ranges
+            .iter()
+            .map(|&(offset, len)| {
+                let source = Arc::clone(source);
+                tokio::spawn(async move { source.read_at(offset, len).await })
+            })
+            .collect();
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        reads
+    }
+
+    fn expected(offset: u64, len: usize) -> Vec<u8> {
+        abi_testkit::pattern_vec(FILE)[offset as usize..offset as usize + len].to_vec()
+    }
+
+    #[tokio::test]
+    async fn near_waiting_reads_share_one_request_far_ones_do_not() {
+        let limiter = RequestLimiter::new(1);
+        let held = hold_the_only_turn(&limiter);
+        let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Now)));
+        // The first three fit in 128 KiB together; the last is 900 KB away.
+        let ranges = [(0, 100), (1000, 100), (10_000, 4096), (900_000, 100)];
+        let reads = waiting_reads(&source, &ranges).await;
+        assert!(source.get_ref().asked().is_empty(), "all wait for the turn");
+        drop(held);
+        for (read, &(offset, len)) in reads.into_iter().zip(&ranges) {
+            let data = read.await.unwrap().unwrap();
+            assert_eq!(data[..], expected(offset, len)[..], "read at {offset}");
+        }
+        assert_eq!(
+            source.get_ref().asked(),
+            [(0, 14_096), (900_000, 100)],
+            "one request for the near three, one for the far one"
+        );
+        let stats = limiter.stats();
+        assert_eq!((stats.coalesced, stats.requests), (2, 3), "{stats:?}");
+        assert!(stats.max_in_flight <= 1);
+    }
+
+    #[tokio::test]
+    async fn a_read_that_finds_a_turn_free_goes_alone() {
+        let limiter = RequestLimiter::new(4);
+        let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Now)));
+        let (a, b) = tokio::join!(source.read_at(0, 100), source.read_at(100, 100));
+        assert_eq!(a.unwrap()[..], expected(0, 100)[..]);
+        assert_eq!(b.unwrap()[..], expected(100, 100)[..]);
+        assert_eq!(source.get_ref().asked(), [(0, 100), (100, 100)]);
+        assert_eq!(limiter.stats().coalesced, 0);
+    }
+
+    #[tokio::test]
+    async fn reads_taken_along_by_a_dropped_read_wait_for_a_turn_again() {
+        let limiter = RequestLimiter::new(1);
+        let held = hold_the_only_turn(&limiter);
+        // The shared request (at 0) never answers; a request of its own at 500 does.
+        let source = Arc::new(limiter.wrap(Recording::new(|offset| {
+            if offset == 0 {
+                Answer::Never
+            } else {
+                Answer::Now
+            }
+        })));
+        let mut reads = waiting_reads(&source, &[(0, 100), (500, 100)]).await;
+        drop(held);
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(source.get_ref().asked(), [(0, 600)], "shared");
+        assert_eq!(limiter.stats().coalesced, 1);
+        let taken = reads.pop().unwrap();
+        let leader = reads.pop().unwrap();
+        leader.abort();
+        assert!(leader.await.unwrap_err().is_cancelled());
+        let data = tokio::time::timeout(std::time::Duration::from_secs(5), taken)
+            .await
+            .expect("the read taken along was lost with its leader")
+            .unwrap()
+            .unwrap();
+        assert_eq!(data[..], expected(500, 100)[..]);
+        assert_eq!(source.get_ref().asked(), [(0, 600), (500, 100)]);
+        assert_eq!(limiter.stats().in_flight, 0);
+    }
+
+    #[tokio::test]
+    async fn a_failed_shared_request_fails_each_read_naming_its_range() {
+        let limiter = RequestLimiter::new(1);
+        let held = hold_the_only_turn(&limiter);
+        let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Fail)));
+        let reads = waiting_reads(&source, &[(0, 100), (500, 100)]).await;
+        drop(held);
+        let mut errors = Vec::new();
+        for read in reads {
+            errors.push(read.await.unwrap().unwrap_err());
+        }
+        assert_eq!(source.get_ref().asked(), [(0, 600)]);
+        assert!(errors
+            .iter()
+            .all(|e| e.kind() == io::ErrorKind::ConnectionReset));
+        assert_eq!(
+            errors[0].to_string(),
+            "boom",
+            "the leader's error as it came"
+        );
+        let taken = errors[1].to_string();
+        assert!(
+            taken.contains("100 bytes at offset 500") && taken.contains("boom"),
+            "{taken}"
+        );
+    }
+}

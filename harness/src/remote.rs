@@ -28,6 +28,7 @@ struct Totals {
     reads: AtomicU64,
     hedges_fired: AtomicU64,
     hedges_won: AtomicU64,
+    hedges_denied: AtomicU64,
 }
 
 /// What the positional sources of a [`Remote`] sent to the store.
@@ -40,12 +41,18 @@ pub(crate) struct RemoteCounts {
     pub(crate) hedges_fired: u64,
     /// Hedges that answered first.
     pub(crate) hedges_won: u64,
+    /// Reads slow enough to hedge that the budget left unhedged.
+    pub(crate) hedges_denied: u64,
+    /// Reads that waited for the request limiter and were answered by another waiting read's
+    /// request (`LimiterStats::coalesced`), with `--max-requests`.
+    pub(crate) coalesced: u64,
 }
 
 impl RemoteCounts {
-    /// Requests that reached the store: reads and their hedges.
+    /// Requests that reached the store: reads and their hedges, less the reads another
+    /// read's request answered.
     pub(crate) fn store_requests(&self) -> u64 {
-        self.reads + self.hedges_fired
+        (self.reads + self.hedges_fired).saturating_sub(self.coalesced)
     }
 
     /// The counts since `earlier`.
@@ -54,6 +61,8 @@ impl RemoteCounts {
             reads: self.reads.saturating_sub(earlier.reads),
             hedges_fired: self.hedges_fired.saturating_sub(earlier.hedges_fired),
             hedges_won: self.hedges_won.saturating_sub(earlier.hedges_won),
+            hedges_denied: self.hedges_denied.saturating_sub(earlier.hedges_denied),
+            coalesced: self.coalesced.saturating_sub(earlier.coalesced),
         }
     }
 }
@@ -74,12 +83,18 @@ impl Remote {
         }
     }
 
-    /// The counts of every source wrapped so far and since dropped.
+    /// The counts of every source wrapped so far and since dropped (the limiter's, of every
+    /// source on it until now).
     pub(crate) fn counts(&self) -> RemoteCounts {
         RemoteCounts {
             reads: self.totals.reads.load(Ordering::Relaxed),
             hedges_fired: self.totals.hedges_fired.load(Ordering::Relaxed),
             hedges_won: self.totals.hedges_won.load(Ordering::Relaxed),
+            hedges_denied: self.totals.hedges_denied.load(Ordering::Relaxed),
+            coalesced: self
+                .limiter
+                .as_ref()
+                .map_or(0, |limiter| limiter.stats().coalesced),
         }
     }
 
@@ -125,6 +140,8 @@ impl Drop for Reporting {
         t.hedges_fired
             .fetch_add(stats.hedges_fired, Ordering::Relaxed);
         t.hedges_won.fetch_add(stats.hedges_won, Ordering::Relaxed);
+        t.hedges_denied
+            .fetch_add(stats.hedges_denied, Ordering::Relaxed);
     }
 }
 

@@ -124,7 +124,8 @@ impl Report {
     /// `bytes_fetched_per_byte_used` ([`CellReport::fetched_per_used`]), `verify_reads`, `checksum`
     /// (a hex string: JSON numbers lose 64-bit precision in many readers), `verified`,
     /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `cache_capacity`,
-    /// `source_requests`, `hedges_fired`, `hedges_won` (with `--hedge` or `--max-requests`),
+    /// `source_requests`, `hedges_fired`, `hedges_won`, `hedges_denied`, `reads_coalesced` (with
+    /// `--hedge` or `--max-requests`),
     /// `limit_bytes_per_second`,
     /// `ratio_to_limit`, `ratio_to_buffered`, `holds_pattern`, `reference_reads`,
     /// `repetitions`, `seed`.
@@ -249,6 +250,8 @@ impl Report {
                     "source_requests": r.remote.map(|c| c.store_requests()),
                     "hedges_fired": r.remote.map(|c| c.hedges_fired),
                     "hedges_won": r.remote.map(|c| c.hedges_won),
+                    "hedges_denied": r.remote.map(|c| c.hedges_denied),
+                    "reads_coalesced": r.remote.map(|c| c.coalesced),
                     "ratio_to_limit": source.ratio_to_limit(r),
                     "ratio_to_buffered": source.ratio_to_buffered(r),
                 })
@@ -258,7 +261,13 @@ impl Report {
             all.extend(these);
         }
         if let Value::Object(all) = &mut value {
-            for field in ["source_requests", "hedges_fired", "hedges_won"] {
+            for field in [
+                "source_requests",
+                "hedges_fired",
+                "hedges_won",
+                "hedges_denied",
+                "reads_coalesced",
+            ] {
                 all.entry(field).or_insert(Value::Null);
             }
         }

@@ -98,7 +98,7 @@ fn cells(rows: &[Value]) -> Vec<&Value> {
     rows.iter().filter(|r| r["row"] == "read").collect()
 }
 
-const FIELDS: [&str; 44] = [
+const FIELDS: [&str; 46] = [
     "source",
     "source_name",
     "file_len",
@@ -135,6 +135,8 @@ const FIELDS: [&str; 44] = [
     "source_requests",
     "hedges_fired",
     "hedges_won",
+    "hedges_denied",
+    "reads_coalesced",
     "limit_bytes_per_second",
     "disk_hits",
     "ratio_to_limit",

@@ -4,12 +4,18 @@ use std::time::Duration;
 ///
 /// - **Delay**: a request not answered within the delay gets a hedge. [`learned`](Self::learned)
 ///   (the default) uses a quantile (p95) of the latencies of the last requests (a window of 1000),
-///   never less than a floor (2 ms), and sends no hedge before 20 answers were seen;
+///   never less than a floor (2 ms). Until 20 answers were seen there is no delay yet: a read
+///   sent before then (the first wave of concurrent reads on a new source) is hedged once there
+///   is one, if it is still unanswered and has waited longer than it;
 ///   [`fixed`](Self::fixed) uses one delay.
 /// - **Budget**: each request credits `budget` (default 0.05) hedges, at most
-///   [`MAX_BURST`](Self::MAX_BURST) saved; a hedge spends one. So hedges never exceed
-///   `budget × requests`, however slow the store gets: hedging cannot double the load of a store
-///   that is slow because it is overloaded.
+///   [`MAX_BURST`](Self::MAX_BURST) saved; a hedge spends one. A read slower than the delay is
+///   hedged while more than [`RESERVE`](Self::RESERVE) hedges are saved; one still unanswered
+///   at twice the delay may spend those too. So when the store's usual tail alone takes the
+///   whole budget (a p95 delay asks a hedge for 5% of reads), the stragglers, far slower than
+///   the rest, still get theirs. The budget starts with the reserve, so hedges never exceed
+///   `budget × requests + RESERVE`, however slow the store gets: hedging cannot double the
+///   load of a store that is slow because it is overloaded.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HedgePolicy {
     delay: HedgeDelay,
@@ -31,6 +37,9 @@ impl HedgePolicy {
     /// Hedges saved up at most: after a calm stretch, this many slow requests in a row can be
     /// hedged at once.
     pub const MAX_BURST: f64 = 10.0;
+
+    /// Hedges kept for reads still unanswered at twice the delay (and given at the start).
+    pub const RESERVE: u32 = 2;
 
     /// Hedge a request not answered after `delay`.
     pub fn fixed(delay: Duration) -> Self {

@@ -13,6 +13,10 @@ pub struct HedgeStats {
     pub hedges_fired: u64,
     /// Hedges that answered first (their first request was dropped).
     pub hedges_won: u64,
+    /// Reads still unanswered at twice the delay that were not hedged because the budget was
+    /// spent, the reserve too (many of them say the budget, or the delay, is too small for the
+    /// store's tail).
+    pub hedges_denied: u64,
     /// The delay after which a request is hedged now (`None`: still learning).
     pub delay: Option<Duration>,
 }

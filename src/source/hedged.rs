@@ -24,7 +24,8 @@ use crate::metrics;
 /// on the reads. A hedge sent after the usual latency almost always answers in the usual
 /// latency. The [`HedgePolicy`] says when (a delay learned from recent latencies, p95 by
 /// default, or fixed) and how many (at most 5% of requests by default, so hedging cannot
-/// double the load of a store that is slow because it is busy).
+/// double the load of a store that is slow because it is busy), keeping a small reserve for
+/// the reads still unanswered at twice the delay, the stragglers.
 ///
 /// If one of the two requests fails, the other is awaited; the read fails only if both do (with
 /// the first request's error). [`len`](PositionalSource::len) is not hedged (an input asks it
@@ -65,15 +66,23 @@ pub struct Hedged<S> {
     inner: S,
     policy: HedgePolicy,
     latencies: Option<LatencyWindow>,
-    // Hedges that may be sent, in millionths; at most `MAX_BURST` whole ones.
+    // Hedges that may be sent, in millionths; at most `MAX_BURST` whole ones. Starts with the
+    // reserve, so that stragglers among the first reads are hedged too.
     tokens: AtomicU64,
     requests: AtomicU64,
     hedges_fired: AtomicU64,
     hedges_won: AtomicU64,
+    hedges_denied: AtomicU64,
 }
 
 /// One hedge token in `tokens`' units.
 const TOKEN: u64 = 1_000_000;
+
+/// Hedges of the budget kept for reads still unanswered at twice the delay: a store whose
+/// usual tail alone uses the whole budget at the delay (its p95 is a hedge for 5% of reads,
+/// the default budget) leaves these for the stragglers, the reads hedging is for. The budget
+/// starts with them (`HedgePolicy::RESERVE`).
+const RESERVE: u64 = HedgePolicy::RESERVE as u64 * TOKEN;
 
 impl<S> Hedged<S> {
     /// Wraps `inner`, hedging as `policy` says.
@@ -88,10 +97,12 @@ impl<S> Hedged<S> {
             inner,
             policy,
             latencies,
-            tokens: AtomicU64::new(0),
+            // A budget of 0 is hedging off: nothing, not even the reserve.
+            tokens: AtomicU64::new(if policy.budget() > 0.0 { RESERVE } else { 0 }),
             requests: AtomicU64::new(0),
             hedges_fired: AtomicU64::new(0),
             hedges_won: AtomicU64::new(0),
+            hedges_denied: AtomicU64::new(0),
         }
     }
 
@@ -111,6 +122,7 @@ impl<S> Hedged<S> {
             requests: self.requests.load(Ordering::Relaxed),
             hedges_fired: self.hedges_fired.load(Ordering::Relaxed),
             hedges_won: self.hedges_won.load(Ordering::Relaxed),
+            hedges_denied: self.hedges_denied.load(Ordering::Relaxed),
             delay: self.delay(),
         }
     }
@@ -127,6 +139,15 @@ impl<S> Hedged<S> {
         }
     }
 
+    /// How often a read waiting while the delay is still being learned looks again: the
+    /// learned delay's floor (no hedge goes out before it anyway), at least 1 ms.
+    fn learning_check(&self) -> Duration {
+        match self.policy.delay() {
+            HedgeDelay::Learned { floor, .. } => floor.max(Duration::from_millis(1)),
+            HedgeDelay::Fixed(delay) => delay.max(Duration::from_millis(1)),
+        }
+    }
+
     /// Credits the budget for one request.
     fn credit(&self) {
         let credit = (self.policy.budget() * TOKEN as f64) as u64;
@@ -138,11 +159,12 @@ impl<S> Hedged<S> {
             });
     }
 
-    /// Spends one hedge from the budget, if there is one.
-    fn take_token(&self) -> bool {
+    /// Spends one hedge from the budget, if it has one more than `reserve` (in `tokens`'
+    /// units).
+    fn take_token(&self, reserve: u64) -> bool {
         self.tokens
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
-                t.checked_sub(TOKEN)
+                (t >= TOKEN + reserve).then(|| t - TOKEN)
             })
             .is_ok()
     }
@@ -175,23 +197,42 @@ impl<S: PositionalSource> Hedged<S> {
         self.credit();
         let started = Instant::now();
         let mut first = pin!(first);
-        let Some(delay) = self.delay() else {
-            return self.recorded(started, first.await);
+        // Wait for the answer until the delay has passed since `started`. While the delay is
+        // still being learned (too few answers yet), look again every `learning_check`: a read
+        // sent before then (the first wave of many concurrent reads on a new source) is
+        // hedged as soon as the delay is known, if it is still waiting by then.
+        let delay = loop {
+            let (wake, learned) = match self.delay() {
+                Some(delay) => (started + delay, Some(delay)),
+                None => (Instant::now() + self.learning_check(), None),
+            };
+            tokio::select! {
+                biased;
+                result = &mut first => return self.recorded(started, result),
+                () = tokio::time::sleep_until(wake) => {
+                    if let Some(delay) = learned {
+                        break delay;
+                    }
+                }
+            }
         };
-        let first_result = tokio::select! {
-            biased;
-            result = &mut first => Some(result),
-            () = tokio::time::sleep(delay) => None,
-        };
-        if let Some(result) = first_result {
-            return self.recorded(started, result);
-        }
-        if !self.take_token() {
-            return self.recorded(started, first.await);
+        // Past the delay: hedge if the budget has more than its reserve; otherwise wait until
+        // twice the delay, when a read still unanswered (a straggler, most likely) may spend
+        // the reserve too.
+        if !self.take_token(RESERVE) {
+            tokio::select! {
+                biased;
+                result = &mut first => return self.recorded(started, result),
+                () = tokio::time::sleep_until(started + delay.saturating_mul(2)) => {}
+            }
+            if !self.take_token(0) {
+                self.hedges_denied.fetch_add(1, Ordering::Relaxed);
+                return self.recorded(started, first.await);
+            }
         }
         self.hedges_fired.fetch_add(1, Ordering::Relaxed);
         metrics::hedge_fired();
-        tracing::trace!(?delay, "hedging a slow request");
+        tracing::trace!(waited = ?started.elapsed(), "hedging a slow request");
         let hedge_started = Instant::now();
         let mut second = pin!(again());
         // Each is polled until it answers; a failure waits for the other.

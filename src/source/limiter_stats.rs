@@ -20,4 +20,8 @@ pub struct LimiterStats {
     pub waited: u64,
     /// The time requests spent waiting for a permit, summed.
     pub total_wait: Duration,
+    /// Reads that waited for a permit and were answered by another waiting read's request
+    /// instead, a near range taken along (see [`Limited`](crate::source::Limited)): they made
+    /// no request of their own and are not in `requests`.
+    pub coalesced: u64,
 }

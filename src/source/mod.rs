@@ -77,6 +77,7 @@ mod slow_link;
 pub(crate) mod source_error;
 #[cfg(feature = "object-store")]
 mod spare_buffers;
+mod waiting_reads;
 
 #[cfg(feature = "disk-cache")]
 #[cfg_attr(docsrs, doc(cfg(feature = "disk-cache")))]

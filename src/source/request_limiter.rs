@@ -65,6 +65,7 @@ struct Shared {
     requests: AtomicU64,
     waited: AtomicU64,
     wait_nanos: AtomicU64,
+    coalesced: AtomicU64,
 }
 
 /// A request's turn: it holds a permit (if the limiter is bounded) and counts as in flight until
@@ -116,6 +117,7 @@ impl RequestLimiter {
                 requests: AtomicU64::new(0),
                 waited: AtomicU64::new(0),
                 wait_nanos: AtomicU64::new(0),
+                coalesced: AtomicU64::new(0),
             }),
         }
     }
@@ -140,6 +142,7 @@ impl RequestLimiter {
             requests: s.requests.load(Ordering::Relaxed),
             waited: s.waited.load(Ordering::Relaxed),
             total_wait: Duration::from_nanos(s.wait_nanos.load(Ordering::Relaxed)),
+            coalesced: s.coalesced.load(Ordering::Relaxed),
         }
     }
 
@@ -150,27 +153,72 @@ impl RequestLimiter {
     /// Cancel safe: a dropped wait leaves the queue (tokio's `acquire`), and a dropped
     /// [`Turn`] gives its permit back.
     pub(crate) async fn turn(&self) -> Turn<'_> {
+        match self.try_turn() {
+            Some(turn) => turn,
+            None => {
+                let permit = self.wait_permit().await;
+                self.take(permit)
+            }
+        }
+    }
+
+    /// A turn if one is free now (always, unlimited).
+    pub(crate) fn try_turn(&self) -> Option<Turn<'_>> {
         let shared = &*self.shared;
         let permit = match &shared.semaphore {
             None => None,
-            Some(semaphore) => Some(match semaphore.try_acquire() {
-                Ok(permit) => permit,
-                Err(_) => {
-                    let started = Instant::now();
-                    // The semaphore is never closed, so `acquire` cannot fail.
-                    let permit = semaphore
-                        .acquire()
-                        .await
-                        .expect("a RequestLimiter's semaphore is never closed");
-                    let waited = started.elapsed();
-                    shared.waited.fetch_add(1, Ordering::Relaxed);
-                    let nanos = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
-                    shared.wait_nanos.fetch_add(nanos, Ordering::Relaxed);
-                    crate::metrics::limiter_wait(waited);
-                    permit
-                }
-            }),
+            Some(semaphore) => Some(semaphore.try_acquire().ok()?),
         };
+        Some(self.start(permit))
+    }
+
+    /// Waits in line for a permit, not yet counted: [`take`](Self::take) makes it a turn (and
+    /// counts it, with the wait); dropped, it goes to the next in line.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`turn`](Self::turn).
+    pub(crate) async fn wait_permit(&self) -> Permit<'_> {
+        let Some(semaphore) = &self.shared.semaphore else {
+            return Permit {
+                permit: None,
+                waited: Duration::ZERO,
+            };
+        };
+        let started = Instant::now();
+        // The semaphore is never closed, so `acquire` cannot fail.
+        let permit = semaphore
+            .acquire()
+            .await
+            .expect("a RequestLimiter's semaphore is never closed");
+        Permit {
+            permit: Some(permit),
+            waited: started.elapsed(),
+        }
+    }
+
+    /// The turn of a request that waited for `permit`, counted with its wait.
+    pub(crate) fn take<'a>(&'a self, permit: Permit<'a>) -> Turn<'a> {
+        let shared = &*self.shared;
+        if permit.permit.is_some() {
+            shared.waited.fetch_add(1, Ordering::Relaxed);
+            let nanos = u64::try_from(permit.waited.as_nanos()).unwrap_or(u64::MAX);
+            shared.wait_nanos.fetch_add(nanos, Ordering::Relaxed);
+            crate::metrics::limiter_wait(permit.waited);
+        }
+        self.start(permit.permit)
+    }
+
+    /// A read answered by another read's request (see [`Limited`]): counted, it took no turn.
+    pub(crate) fn count_coalesced(&self, reads: usize) {
+        self.shared
+            .coalesced
+            .fetch_add(reads as u64, Ordering::Relaxed);
+    }
+
+    /// A request starts with `permit` (if bounded): counted as in flight until its turn ends.
+    fn start<'a>(&'a self, permit: Option<SemaphorePermit<'a>>) -> Turn<'a> {
+        let shared = &*self.shared;
         shared.requests.fetch_add(1, Ordering::Relaxed);
         let now = shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         shared.max_in_flight.fetch_max(now, Ordering::Relaxed);
@@ -181,6 +229,13 @@ impl RequestLimiter {
             _permit: permit,
         }
     }
+}
+
+/// A permit a request waited for, not yet counted as a turn (see
+/// [`RequestLimiter::wait_permit`]).
+pub(crate) struct Permit<'a> {
+    permit: Option<SemaphorePermit<'a>>,
+    waited: Duration,
 }
 
 impl Drop for Turn<'_> {
