@@ -493,3 +493,20 @@ async fn futures_join_all<F: std::future::Future>(
     .await;
     outputs.into_iter().map(|o| o.unwrap()).collect()
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_delay_too_long_to_add_to_an_instant_never_hedges_and_does_not_panic() {
+    // `HedgePolicy::fixed(Duration::MAX)` (or a learned floor as long) is a way to say "never
+    // hedge": the read waits for its answer, with no hedge, rather than panicking on an
+    // instant's overflow.
+    for policy in [
+        HedgePolicy::fixed(Duration::MAX),
+        HedgePolicy::fixed(Duration::MAX / 2 + ms(1)),
+        HedgePolicy::learned(0.95, Duration::MAX, 1000),
+    ] {
+        let source = Hedged::new(Scripted::new(|_| Some(ms(30))), policy.with_budget(1.0));
+        let data = source.read_at(100, 50).await.unwrap();
+        assert_eq!(data[..], expected(100, 50)[..], "{policy:?}");
+        assert_eq!(source.stats().hedges_fired, 0, "{policy:?}");
+    }
+}

@@ -75,6 +75,13 @@ pub struct Hedged<S> {
     hedges_denied: AtomicU64,
 }
 
+/// `wait` after `from`, or about 30 years after it if that is past what an `Instant` holds (a
+/// delay such as `Duration::MAX` means "never": adding it would panic).
+fn later(from: Instant, wait: Duration) -> Instant {
+    from.checked_add(wait)
+        .unwrap_or_else(|| from + Duration::from_secs(86_400 * 365 * 30))
+}
+
 /// One hedge token in `tokens`' units.
 const TOKEN: u64 = 1_000_000;
 
@@ -203,8 +210,8 @@ impl<S: PositionalSource> Hedged<S> {
         // hedged as soon as the delay is known, if it is still waiting by then.
         let delay = loop {
             let (wake, learned) = match self.delay() {
-                Some(delay) => (started + delay, Some(delay)),
-                None => (Instant::now() + self.learning_check(), None),
+                Some(delay) => (later(started, delay), Some(delay)),
+                None => (later(Instant::now(), self.learning_check()), None),
             };
             tokio::select! {
                 biased;
@@ -223,7 +230,7 @@ impl<S: PositionalSource> Hedged<S> {
             tokio::select! {
                 biased;
                 result = &mut first => return self.recorded(started, result),
-                () = tokio::time::sleep_until(started + delay.saturating_mul(2)) => {}
+                () = tokio::time::sleep_until(later(started, delay.saturating_mul(2))) => {}
             }
             if !self.take_token(0) {
                 self.hedges_denied.fetch_add(1, Ordering::Relaxed);
