@@ -99,8 +99,17 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 && self.ahead_at.is_some()
                 && self.requests.len() < self.shape.1
             {
-                let request = self.request(cx, at, gap as usize);
-                self.requests.push_front(request);
+                // Its bytes are held ahead of need like a chunk's: reserved the same way (no
+                // budget for them: the requests after the gap are dropped below).
+                let budget = match &self.budget {
+                    Some(budget) => budget.try_reserve(gap as usize).map(Some),
+                    None => Some(None),
+                };
+                if let Some(budget) = budget {
+                    let mut request = self.request(cx, at, gap as usize);
+                    request.budget = budget;
+                    self.requests.push_front(request);
+                }
             }
         }
         if self.requests.front().is_some_and(|r| r.at > at) {
@@ -171,6 +180,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
         }
         match (self.ahead_at, self.read_ahead) {
             (Some(ahead_at), Some(read_ahead)) => {
+                debug_assert!(
+                    self.budget.is_none() || self.requests.iter().all(|r| r.budget.is_some()),
+                    "a read-ahead request without its budget"
+                );
                 debug_assert!(
                     self.spare.is_empty(),
                     "a spare chunk buffer while reading ahead"

@@ -108,3 +108,67 @@ async fn changing_the_read_ahead_drops_what_it_holds() {
     input.read_bytes(&mut buf).await.unwrap();
     assert_eq!(buf[..], data[20..30]);
 }
+
+/// A source whose `fail`-th request (counted from 1) fails after 1 ms; every other request
+/// answers after 10 ms (so requests after the failed one are still in flight when it fails).
+#[derive(Debug)]
+struct FailOne {
+    data: MemorySource,
+    fail: usize,
+    requests: std::sync::atomic::AtomicUsize,
+}
+
+impl crate::source::PositionalSource for FailOne {
+    async fn read_at(&self, offset: u64, len: usize) -> std::io::Result<bytes::Bytes> {
+        let n = self
+            .requests
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        if n == self.fail {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                format!("request {n} fails"),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        self.data.read_at(offset, len).await
+    }
+
+    async fn len(&self) -> std::io::Result<u64> {
+        self.data.len().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_request_for_a_gap_a_failure_left_reserves_its_budget() {
+    // Read-ahead of 4 chunks of 1000 bytes under a budget of exactly 4 chunks. The first chunk
+    // fails while the three after it are in flight: those are kept, and the retry requests the
+    // gap the failed one left. That request holds bytes ahead of need like any chunk: it must
+    // reserve them, or the read-ahead holds more than the budget says.
+    let data = data(100_000);
+    let source = FailOne {
+        data: MemorySource::new(data.clone()),
+        fail: 2, // request 1 is the first read's plain request, 2 the first chunk
+        requests: Default::default(),
+    };
+    let budget = crate::MemoryBudget::new(4000);
+    let fetch = PositionalFetch::new(source)
+        .with_read_ahead(ReadAhead::new(1000, 4))
+        .with_budget(budget.clone());
+    let mut input = AsyncBufferedInput::with_capacity(100, fetch);
+    let mut buf = [0u8; 100];
+    input.read_bytes(&mut buf).await.unwrap();
+    input.read_bytes(&mut buf).await.unwrap_err();
+    assert_eq!(input.fetch().requests_in_flight(), 3, "{:?}", input.fetch());
+    input.read_bytes(&mut buf).await.unwrap();
+    assert_eq!(buf[..], data[100..200]);
+    let fetch = input.fetch();
+    let held = fetch.requests.iter().map(|r| r.len).sum::<usize>() + fetch.ready.len();
+    assert!(
+        budget.used() >= held,
+        "the read-ahead holds or awaits {held} bytes, {} reserved: {fetch:?}",
+        budget.used()
+    );
+    assert!(budget.used() <= 4000);
+}
