@@ -400,4 +400,45 @@ mod sharing {
             "{taken}"
         );
     }
+
+    /// The slices at the edges: a read straddling the end gets what there is, one past the end
+    /// and one of no bytes get none, overlapping reads get their own bytes, and a read taken
+    /// along and then dropped leaves the others their answers.
+    #[tokio::test]
+    async fn shared_requests_slice_right_at_the_edges() {
+        let limiter = RequestLimiter::new(1);
+        let held = hold_the_only_turn(&limiter);
+        let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Now)));
+        let end = FILE as u64;
+        let ranges = [
+            (end - 1000, 100),  // the leader
+            (end - 50, 200),    // straddles the end
+            (end + 10, 30),     // past the end
+            (end - 500, 0),     // no bytes
+            (end - 1050, 1000), // overlaps the leader
+            (end - 700, 100),   // dropped once taken along
+        ];
+        let mut reads = waiting_reads(&source, &ranges).await;
+        let dropped = reads.pop().unwrap();
+        drop(held);
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        dropped.abort();
+        let expect = |offset: u64, len: usize| {
+            let from = (offset as usize).min(FILE);
+            abi_testkit::pattern_vec(FILE)[from..(from + len).min(FILE)].to_vec()
+        };
+        for (read, &(offset, len)) in reads.into_iter().zip(&ranges) {
+            let data = read.await.unwrap().unwrap();
+            assert_eq!(data[..], expect(offset, len)[..], "read at {offset}");
+        }
+        assert_eq!(
+            source.get_ref().asked(),
+            [(end - 1050, 1200)],
+            "one request for all, to the furthest end asked"
+        );
+        let stats = limiter.stats();
+        assert_eq!((stats.coalesced, stats.in_flight), (5, 0), "{stats:?}");
+    }
 }
