@@ -441,4 +441,67 @@ mod sharing {
         let stats = limiter.stats();
         assert_eq!((stats.coalesced, stats.in_flight), (5, 0), "{stats:?}");
     }
+
+    /// A source whose every answer is a buffer of its own that counts when it is freed.
+    struct FreshBuffers(Arc<std::sync::atomic::AtomicUsize>);
+
+    struct Counted(Vec<u8>, Arc<std::sync::atomic::AtomicUsize>);
+
+    impl AsRef<[u8]> for Counted {
+        fn as_ref(&self) -> &[u8] {
+            &self.0
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    impl PositionalSource for FreshBuffers {
+        async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+            let data = expected(offset, len);
+            Ok(Bytes::from_owner(Counted(data, Arc::clone(&self.0))))
+        }
+
+        async fn len(&self) -> io::Result<u64> {
+            Ok(FILE as u64)
+        }
+    }
+
+    /// A small read taken along does not keep the shared request's whole buffer alive: a
+    /// cache (or anything) keeping 100 bytes of it must not hold 64 KB it never counted.
+    #[tokio::test]
+    async fn a_small_part_does_not_pin_the_shared_buffer() {
+        let limiter = RequestLimiter::new(1);
+        let held = hold_the_only_turn(&limiter);
+        let freed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let source = Arc::new(limiter.wrap(FreshBuffers(Arc::clone(&freed))));
+        let ranges = [(0u64, 100usize), (64_000, 100)];
+        let reads = ranges
+            .iter()
+            .map(|&(offset, len)| {
+                let source = Arc::clone(&source);
+                tokio::spawn(async move { source.read_at(offset, len).await })
+            })
+            .collect::<Vec<_>>();
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        drop(held);
+        let mut answers = Vec::new();
+        for read in reads {
+            answers.push(read.await.unwrap().unwrap());
+        }
+        assert_eq!(limiter.stats().coalesced, 1, "the two shared a request");
+        let kept = answers.pop().unwrap();
+        drop(answers);
+        assert_eq!(kept[..], expected(64_000, 100)[..]);
+        assert_eq!(
+            freed.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "a 100-byte answer kept the shared 64,100-byte buffer alive"
+        );
+    }
 }

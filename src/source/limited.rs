@@ -25,7 +25,8 @@ use crate::metrics;
 /// A read that has to wait for a turn waits in line with the other waiting reads of this
 /// source; the first of them to get a turn takes along every waiting read near it (their ranges
 /// and its own within 128 KiB, or its own length if larger) and asks for all of them in one
-/// request, whose answer each gets its slice of. With many tasks reading small ranges of one
+/// request, whose answer each gets its slice of (copied if less than half of it, so that a
+/// small read kept by a cache never keeps the whole answer alive). With many tasks reading small ranges of one
 /// file (term lookups in hot blocks), the limit then costs fewer turns than reads. A read that
 /// finds a turn free goes alone at once, and reads already in flight are never joined: a read
 /// is only taken along when it would have waited for a turn anyway. If the request fails, every read taken

@@ -11,7 +11,8 @@ use tokio::sync::oneshot;
 /// the same source a few KiB apart can share one request instead, and each then costs the
 /// limit half a turn. A read that gets its turn ([`lead`](Self::lead)) takes every waiting
 /// read whose range keeps the request within [`SPAN`] bytes (or its own length, if larger),
-/// and [`Batch::deliver`] hands each its slice of the answer (no copy).
+/// and [`Batch::deliver`] hands each its slice of the answer (no copy), or a copy of it if
+/// it is less than half the answer (so that a small part never keeps a large answer alive).
 ///
 /// Only reads that wait are ever taken along: a read that finds a turn free goes alone at
 /// once, and reads already in flight are left alone (a read never waits on another's
@@ -184,7 +185,14 @@ impl Batch {
             Ok(bytes) => {
                 let from = ((offset - batch_offset) as usize).min(bytes.len());
                 let to = from.saturating_add(len).min(bytes.len());
-                Ok(bytes.slice(from..to))
+                // A part of less than half the answer is copied: a slice would keep the whole
+                // answer alive (up to `SPAN` bytes for a 100-byte read, unseen by a cache's
+                // or budget's count). So a part keeps at most twice its bytes alive.
+                if (to - from) * 2 < bytes.len() {
+                    Ok(Bytes::copy_from_slice(&bytes[from..to]))
+                } else {
+                    Ok(bytes.slice(from..to))
+                }
             }
             Err(e) => Err(io::Error::new(
                 e.kind(),
