@@ -37,9 +37,10 @@
 #      the table), CAPACITIES (default 64KiB), BUDGET (default 10s),
 #      SLOW_BUDGET (default 1s: the unbuffered reader and the byte loop), OUT_DIR (keep the JSON
 #      report, the SVG chart and the table there), TABLE_LIMIT (default 120 seconds from the
-#      end of the build to the table; 0: no limit), TERMS_REQUESTS (default 2000 lookups per
+#      end of the build to the table, 180 with OPENDAL=1; 0: no limit), TERMS_REQUESTS (default 2000 lookups per
 #      term-lookup cell, all 64 tasks together), TERMS_BUDGET (default 1s, the most a term-lookup
-#      cell may take); the extra arguments do not apply to the term-lookup run.
+#      cell may take), FTP_MOUNT_READ_AHEAD (default 128KiBx2: the FTP mount's read-ahead,
+#      see below); the extra arguments do not apply to the term-lookup run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib.sh
@@ -50,11 +51,12 @@ SIZES=${SIZES:-8,100,8192,65536}
 CAPACITIES=${CAPACITIES:-64KiB}
 BUDGET=${BUDGET:-10s}
 SLOW_BUDGET=${SLOW_BUDGET:-1s}
-TABLE_LIMIT=${TABLE_LIMIT:-120}
-TERMS_BUDGET=${TERMS_BUDGET:-1s}
-TERMS_REQUESTS=${TERMS_REQUESTS:-2000}
 # OpenDAL=0 leaves out the FTP server, the WebDAV server, the FTP mount and OpenDAL's reader.
 OPENDAL=${OPENDAL:-1}
+# Issue 14's 2 minutes are for the four-backend table; ftp and webdav make it six sources.
+TABLE_LIMIT=${TABLE_LIMIT:-$( [[ $OPENDAL == 1 ]] && echo 180 || echo 120 )}
+TERMS_BUDGET=${TERMS_BUDGET:-1s}
+TERMS_REQUESTS=${TERMS_REQUESTS:-2000}
 [[ $TABLE_LIMIT =~ ^[0-9]+$ ]] || die "TABLE_LIMIT must be whole seconds, got '$TABLE_LIMIT'"
 started=$(date +%s%N)
 # Seconds since $1 (nanoseconds; default: the start), to a tenth.
@@ -183,7 +185,7 @@ if failures:
 print(f"backends: {len(rows)} rows over {len(names)} sources, every row verified, one file on all")
 PY
 if (( TABLE_LIMIT > 0 && table_ns > TABLE_LIMIT * 1000000000 )); then
-  die "TOO SLOW: the four-backend table took $(( table_ns / 1000000000 )).$(( table_ns / 100000000 % 10 ))s after the build, over the ${TABLE_LIMIT}s goal (TABLE_LIMIT; issue 14: under 2 minutes)"
+  die "TOO SLOW: the backends table took $(( table_ns / 1000000000 )).$(( table_ns / 100000000 % 10 ))s after the build, over the ${TABLE_LIMIT}s goal (TABLE_LIMIT; issue 14: under 2 minutes for four backends)"
 fi
 
 # The FTP mount (read-only: no write phase, so a run of its own) and OpenDAL's own reader next
@@ -191,14 +193,19 @@ fi
 # each checked: every row verified, and the same bytes as the four-backend table's sources.
 if [[ $OPENDAL == 1 ]]; then
   checksum=$(python3 -c 'import json, sys; print(next(r["checksum"] for r in json.load(open(sys.argv[1])) if r["row"] == "limit"))' "$out/report.json")
-  log "the FTP mount (rclone mount over FTP)"
-  "$bin" --path "ftpmount=$FTP_MNT/$name" \
+  # rclone reads a file as one FTP transfer and restarts it (REST) for a read far from where
+  # it is: the default read-ahead's 4 MiB chunks in flight at far-apart offsets restart it for
+  # every chunk (0.1-0.2x the limit), so this mount reads in order, in small chunks close
+  # together (FTP_MOUNT_READ_AHEAD, default 128KiBx2; BENCHMARKS.md, "OpenDAL backends").
+  log "the FTP mount (rclone mount over FTP), read-ahead ${FTP_MOUNT_READ_AHEAD:-128KiBx2}"
+  "$bin" --path "ftpmount=$FTP_MNT/$name" --read-ahead "${FTP_MOUNT_READ_AHEAD:-128KiBx2}" \
     --sizes "$SIZES" --capacities "$CAPACITIES" --budget "$BUDGET" --slow-budget "$SLOW_BUDGET" \
     --no-progress --json-out "$out/ftpmount.json" "$@" | tee "$out/ftpmount.txt"
-  log "OpenDAL's Reader next to ours on ftp and webdav (100 B and 64 KiB requests)"
+  # Five passes a cell: one pass of 16 MiB takes 20-60 ms here, too short to time alone.
+  log "OpenDAL's Reader next to ours on ftp and webdav (100 B and 64 KiB requests, 5 passes)"
   "$bin" --path "ftp=$FTP_URL/$name" --path "webdav=$WEBDAV_URL/$name" \
     --readers readahead,opendal,opendal-tuned --sizes 100,65536 --capacities "$CAPACITIES" \
-    --budget "$BUDGET" --no-progress --json-out "$out/opendal.json" | tee "$out/opendal.txt"
+    --repeat 5 --budget "$BUDGET" --no-progress --json-out "$out/opendal.json" | tee "$out/opendal.txt"
   python3 - "$checksum" "$out/ftpmount.json" "$out/opendal.json" <<'PY'
 import json, sys
 
@@ -214,7 +221,10 @@ for path, expected, readers in [
         failures.append(f"{path}: sources {names}, expected {expected}")
     for r in rows:
         what = f"{r['source_name']} {r.get('reader_name')} {r.get('read_size')} B"
-        if r["row"] == "limit" and (not r["complete"] or r["checksum"] != checksum):
+        # A limit row of several passes (--repeat) has the checksum of them all: it must hold
+        # the harness's pattern instead, as the table's sources do.
+        same = r["checksum"] == checksum if r.get("repetitions", 1) == 1 else r["holds_pattern"]
+        if r["row"] == "limit" and (not r["complete"] or not same):
             failures.append(f"{what}: limit row incomplete or other bytes ({r['checksum']})")
         if r["row"] == "read" and r["verified"] is not True:
             failures.append(f"{what}: not verified: {r.get('mismatch') or r.get('error')}")

@@ -1,8 +1,9 @@
 //! OpenDAL locations (cargo feature `opendal`); OpenDAL's own reader is in `readers`.
 //!
 //! `ftp://`, `ftps://`, `webdav://` and `webdavs://` URLs name a file behind an OpenDAL
-//! `Operator` (see [`OpendalSource::from_uri`]): its stream reads it with one request per read,
-//! its positional form is the [`OpendalSource`] itself. A query sets the tuned OpenDAL
+//! `Operator` (see [`OpendalSource::from_uri`]): its stream reads it with one ranged request
+//! per read (streaming off), its positional form is the [`OpendalSource`] itself (sequential
+//! reads from one stream, as the library's default). A query sets the tuned OpenDAL
 //! reader's options and is not part of the file's URI: `?concurrent=4&chunk=4MiB` (both
 //! optional; see [`Tuning`]).
 //!

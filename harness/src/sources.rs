@@ -421,7 +421,9 @@ impl Source {
     }
 
     /// The source an OpenDAL URL names (`ftp://`, `webdav://`, …; see `opendal.rs`): its stream
-    /// reads it with one request per read, its positional form is the `OpendalSource` itself.
+    /// reads it with one ranged request per read (an `OpendalSource` without streaming, so that
+    /// the unbuffered reader and the limit row make the requests they ask for, as over HTTP), its
+    /// positional form is the `OpendalSource` itself (sequential reads from one stream).
     ///
     /// # Errors
     ///
@@ -433,7 +435,10 @@ impl Source {
         let (stream_uri, positional_uri) = (location.uri.clone(), location.uri.clone());
         let mut source = Source::custom(label, move || {
             let uri = stream_uri.clone();
-            async move { Ok(stream_of(Arc::new(crate::opendal::open(&uri).await?))) }
+            async move {
+                let source = crate::opendal::open(&uri).await?.with_streaming(false);
+                Ok(stream_of(Arc::new(source)))
+            }
         })
         .with_positional(move || {
             let uri = positional_uri.clone();

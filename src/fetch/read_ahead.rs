@@ -21,6 +21,12 @@ use std::io;
 ///   a cached local file it stays small (nothing is requested at all), on a 2 ms link it grows
 ///   to its largest.
 ///
+/// On a FUSE mount that reads each file as one stream and restarts it for a read far from
+/// where it is (an `rclone mount` without its VFS cache, over FTP or HTTP), chunks in flight
+/// far apart restart it for every chunk: use a small fixed shape in order, such as
+/// `ReadAhead::new(128 << 10, 2)` (at or above its limit there, where the default reached
+/// 0.1-0.2x; BENCHMARKS.md, "OpenDAL backends").
+///
 /// Either way, memory is bounded by [`memory_bound`](Self::memory_bound): `chunk_size * depth`
 /// (plus the input's window; a chunk under 4 KiB that serves a larger read may be up to 4 KiB),
 /// and a [`MemoryBudget`](super::MemoryBudget) can bound it across inputs. The default is adaptive up to 4 MiB × 4 (16 MiB).

@@ -70,12 +70,14 @@ mod object_store_error;
 mod object_store_source;
 #[cfg(feature = "opendal")]
 mod opendal_source;
+#[cfg(feature = "opendal")]
+mod opendal_stream;
 mod positional_source;
 mod request_limiter;
 mod retrying;
 mod slow_link;
 pub(crate) mod source_error;
-#[cfg(feature = "object-store")]
+#[cfg(any(feature = "object-store", feature = "opendal"))]
 mod spare_buffers;
 mod waiting_reads;
 

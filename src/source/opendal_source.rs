@@ -2,12 +2,14 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::{ready, Future};
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use opendal::layers::TimeoutLayer;
 use opendal::Operator;
 
+use super::opendal_stream::SequentialStream;
 use super::source_error::SourceError;
 use super::PositionalSource;
 
@@ -19,9 +21,29 @@ use super::PositionalSource;
 /// window, read-ahead, clones and slices, without wrapping anything by hand.
 ///
 /// The length comes from one `stat` when the source is [opened](Self::open) (or from a hint,
-/// [`with_length`](Self::with_length)) and is fixed from then on; each
-/// [`read_at`](PositionalSource::read_at) is one ranged read
-/// (`operator.read_with(path).range(..)`), cut at that length so it never asks past the end.
+/// [`with_length`](Self::with_length)) and is fixed from then on; reads are cut at that length
+/// so they never ask past the end.
+///
+/// # Sequential reads: one stream
+///
+/// A read at a random offset is one ranged read (`operator.read_with(path).range(..)`). Reads
+/// that continue each other (a sequential pass: a window's refills, a read-ahead's chunks) are
+/// served from one open stream instead, as OpenDAL's own `Reader` reads by default: the first
+/// read that starts where the last one ended opens a stream from there to the end of the file
+/// (`reader.into_stream(offset..length)`), and every read that continues it takes its bytes
+/// from it, in order, waiting for its turn if several are in flight. On FTP, where each ranged
+/// read is a new transfer (`REST` + `RETR`), a sequential pass is then two transfers instead of
+/// one per chunk; on HTTP services, two requests.
+///
+/// A read elsewhere is ranged and leaves the stream where it is; a later read that continues
+/// neither the stream nor the read before it is ranged too, and a read that continues one but
+/// finds no stream where it starts opens a new one (the old one is dropped). A stream that fails
+/// (a reset, a timeout, a file shorter than its length) is dropped and the read that met the
+/// failure is made ranged, so a fault mid-stream costs one request, and an error is the ranged
+/// read's. A read dropped while it reads from the stream drops the stream (no byte of it is
+/// lost or served twice). Between reads, the stream holds at most one answer chunk of the
+/// service (up to 1 MiB for FTP) and one connection. [`with_streaming(false)`](Self::with_streaming)
+/// makes every read ranged.
 ///
 /// # Minimum Rust version
 ///
@@ -74,7 +96,6 @@ use super::PositionalSource;
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Clone)]
 pub struct OpendalSource {
     operator: Operator,
     // The path as OpenDAL takes it: relative to the operator's root.
@@ -82,6 +103,9 @@ pub struct OpendalSource {
     // What `resource()` returns: scheme, service name, root and path.
     name: String,
     length: u64,
+    // Serves sequential reads from one stream; `None`: every read is ranged. Shared with the
+    // read futures (which outlive a borrow of `self`), not with clones.
+    stream: Option<Arc<SequentialStream>>,
 }
 
 impl OpendalSource {
@@ -240,6 +264,7 @@ impl OpendalSource {
             operator,
             path,
             name,
+            stream: Some(Arc::new(SequentialStream::new())),
         })
     }
 
@@ -254,6 +279,7 @@ impl OpendalSource {
             path,
             name,
             length,
+            stream: Some(Arc::new(SequentialStream::new())),
         }
     }
 
@@ -262,6 +288,27 @@ impl OpendalSource {
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
         self
+    }
+
+    /// The same source with sequential reads served from one stream (`true`, the default) or
+    /// every read ranged (`false`): see [Sequential reads](Self#sequential-reads-one-stream).
+    /// Ranged reads suit a source shared by readers that each read sequentially at their own
+    /// place (they would take turns at opening streams), or a service whose streams cost
+    /// more than its ranged reads.
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.stream = streaming.then(|| Arc::new(SequentialStream::new()));
+        self
+    }
+
+    /// Whether sequential reads are served from one stream.
+    pub fn is_streaming(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// How many streams this source has opened (see
+    /// [Sequential reads](Self#sequential-reads-one-stream)): 0 if it does not stream.
+    pub fn streams_opened(&self) -> u64 {
+        self.stream.as_ref().map_or(0, |stream| stream.opened())
     }
 
     /// The operator.
@@ -380,8 +427,10 @@ fn install_crypto_provider() {
 }
 
 impl PositionalSource for OpendalSource {
-    /// One ranged read of `[offset, offset + len)`, cut at the file's length; no request at or
-    /// past the end. On an FTP operator, a read failing as `Unexpected` is tried up to 4 times
+    /// The bytes `[offset, offset + len)`, cut at the file's length, from the stream if the
+    /// read continues the reads before it (see
+    /// [Sequential reads](OpendalSource#sequential-reads-one-stream)), otherwise one ranged
+    /// read; no request at or past the end. On an FTP operator, a read failing as `Unexpected` is tried up to 4 times
     /// in all: OpenDAL's FTP service can hand a read a connection with an earlier transfer's
     /// reply still unread (an OpenDAL issue; the retry works around it). A service that answers with fewer bytes than asked is an `UnexpectedEof`
     /// error (the file shrank, or the length hint was wrong).
@@ -393,9 +442,25 @@ impl PositionalSource for OpendalSource {
         let operator = self.operator.clone();
         let path = self.path.clone();
         let name = self.name.clone();
+        let length = self.length;
+        // Claimed here, when the read is asked for, so that reads in flight at once queue for
+        // the stream in the order they were asked for.
+        let stream = self
+            .stream
+            .as_ref()
+            .filter(|stream| start < end && stream.claim(start, end))
+            .cloned();
         async move {
             if start == end {
                 return Ok(Bytes::new());
+            }
+            if let Some(stream) = stream {
+                match stream.read(&operator, &path, start, end, length).await {
+                    Ok(bytes) => return Ok(bytes),
+                    // Read ranged instead: a fault mid-stream costs one request, and an error
+                    // is the ranged read's.
+                    Err(e) => tracing::debug!(start, end, %name, error = %e, "not from the stream"),
+                }
             }
             let context = || {
                 format!("read of {len} bytes at offset {offset} (bytes {start}..{end}) from {name}")
@@ -420,7 +485,7 @@ impl PositionalSource for OpendalSource {
                     ),
                 ));
             }
-            Ok(buffer.to_bytes())
+            Ok(SequentialStream::contiguous(buffer))
         }
     }
 
@@ -433,6 +498,29 @@ impl PositionalSource for OpendalSource {
     fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
         ready(Ok(self.length))
     }
+
+    /// Drops the buffers kept for reuse (large reads are collected into buffers reused once
+    /// their bytes are dropped: at most four per process).
+    fn release_buffers(&self) {
+        SequentialStream::release_buffers();
+    }
+}
+
+impl Clone for OpendalSource {
+    /// The same file of the same operator, with a stream of its own (none open yet), if this
+    /// one streams.
+    fn clone(&self) -> Self {
+        Self {
+            operator: self.operator.clone(),
+            path: self.path.clone(),
+            name: self.name.clone(),
+            length: self.length,
+            stream: self
+                .stream
+                .as_ref()
+                .map(|_| Arc::new(SequentialStream::new())),
+        }
+    }
 }
 
 impl fmt::Debug for OpendalSource {
@@ -440,6 +528,7 @@ impl fmt::Debug for OpendalSource {
         f.debug_struct("OpendalSource")
             .field("name", &self.name)
             .field("length", &self.length)
+            .field("stream", &self.stream)
             .finish()
     }
 }
@@ -509,6 +598,179 @@ mod tests {
         let msg = e.to_string();
         assert!(
             msg.contains("mem://hinted") && msg.contains("offset 4"),
+            "{msg}"
+        );
+    }
+
+    /// 10,000 bytes, no two neighbouring runs alike (byte `i` is `i % 251`).
+    fn data() -> Vec<u8> {
+        (0..10_000u32).map(|i| (i % 251) as u8).collect()
+    }
+
+    #[tokio::test]
+    async fn reads_that_continue_each_other_are_served_from_one_stream() {
+        let data = data();
+        let source = OpendalSource::open(memory_with("f", &data).await, "f")
+            .await
+            .unwrap();
+        assert!(source.is_streaming());
+        assert_eq!(&source.read_at(0, 100).await.unwrap()[..], &data[..100]);
+        assert_eq!(source.streams_opened(), 0, "a first read is ranged");
+        let mut at = 100;
+        for len in [1, 7, 300, 4096, 2000] {
+            let bytes = source.read_at(at, len).await.unwrap();
+            assert_eq!(
+                &bytes[..],
+                &data[at as usize..at as usize + len],
+                "{at}+{len}"
+            );
+            at += len as u64;
+        }
+        assert_eq!(
+            source.streams_opened(),
+            1,
+            "one stream for every read after the first"
+        );
+        // Past the end: cut at the length, from the same stream, which then ends.
+        let rest = source.read_at(at, 1 << 20).await.unwrap();
+        assert_eq!(&rest[..], &data[at as usize..]);
+        assert_eq!(source.streams_opened(), 1);
+        assert!(source.read_at(10_000, 5).await.unwrap().is_empty());
+        // Without streaming, every read is ranged.
+        let ranged = source.clone().with_streaming(false);
+        assert!(!ranged.is_streaming());
+        for at in [0, 100, 200] {
+            assert_eq!(
+                &ranged.read_at(at, 100).await.unwrap()[..],
+                &data[at as usize..][..100]
+            );
+        }
+        assert_eq!(ranged.streams_opened(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_read_elsewhere_is_ranged_and_sequential_reads_there_open_a_new_stream() {
+        let data = data();
+        let source = OpendalSource::open(memory_with("f", &data).await, "f")
+            .await
+            .unwrap();
+        source.read_at(0, 100).await.unwrap();
+        source.read_at(100, 100).await.unwrap();
+        assert_eq!(source.streams_opened(), 1);
+        // A seek: ranged, the stream stays at 200.
+        assert_eq!(
+            &source.read_at(5000, 10).await.unwrap()[..],
+            &data[5000..5010]
+        );
+        assert_eq!(source.streams_opened(), 1);
+        // Back where the stream is: it continues the stream, no new one.
+        assert_eq!(&source.read_at(200, 50).await.unwrap()[..], &data[200..250]);
+        assert_eq!(source.streams_opened(), 1);
+        // Sequential again elsewhere: a new stream there (the old one is dropped).
+        source.read_at(7000, 10).await.unwrap();
+        assert_eq!(
+            &source.read_at(7010, 990).await.unwrap()[..],
+            &data[7010..8000]
+        );
+        assert_eq!(source.streams_opened(), 2);
+        // The old stream's place is neither the last read's end nor the stream's: ranged.
+        assert_eq!(&source.read_at(250, 50).await.unwrap()[..], &data[250..300]);
+        assert_eq!(source.streams_opened(), 2);
+        assert_eq!(
+            &source.read_at(8000, 10).await.unwrap()[..],
+            &data[8000..8010]
+        );
+        assert_eq!(source.streams_opened(), 2, "the stream at 8000 goes on");
+    }
+
+    #[tokio::test]
+    async fn reads_in_flight_at_once_take_their_turns_and_out_of_order_ones_go_ranged() {
+        let data = data();
+        let source = OpendalSource::open(memory_with("f", &data).await, "f")
+            .await
+            .unwrap();
+        source.read_at(0, 100).await.unwrap();
+        // Three chunks asked for at once, as a read-ahead does: one stream serves them all.
+        let (a, b, c) = (
+            source.read_at(100, 1000),
+            source.read_at(1100, 1000),
+            source.read_at(2100, 1000),
+        );
+        let (a, b, c) = tokio::join!(a, b, c);
+        assert_eq!(&a.unwrap()[..], &data[100..1100]);
+        assert_eq!(&b.unwrap()[..], &data[1100..2100]);
+        assert_eq!(&c.unwrap()[..], &data[2100..3100]);
+        assert_eq!(source.streams_opened(), 1);
+        // Two claimed in order but run in the other: the later one finds the stream behind
+        // its start (as if the earlier had been dropped) and opens one where it starts; the
+        // earlier finds that one past its start and goes ranged, leaving it to the next read.
+        let first = source.read_at(3100, 100);
+        let second = source.read_at(3200, 100);
+        assert_eq!(&second.await.unwrap()[..], &data[3200..3300]);
+        assert_eq!(&first.await.unwrap()[..], &data[3100..3200]);
+        assert_eq!(source.streams_opened(), 2);
+        assert_eq!(
+            &source.read_at(3300, 100).await.unwrap()[..],
+            &data[3300..3400]
+        );
+        assert_eq!(source.streams_opened(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_read_that_never_ran_or_was_dropped_leaves_no_wrong_bytes() {
+        let data = data();
+        let source = OpendalSource::open(memory_with("f", &data).await, "f")
+            .await
+            .unwrap();
+        source.read_at(0, 100).await.unwrap();
+        source.read_at(100, 100).await.unwrap();
+        assert_eq!(source.streams_opened(), 1);
+        // Claimed the stream at 200, dropped before it ran: the next read finds the stream
+        // behind its start and opens a new one where it starts.
+        drop(source.read_at(200, 100));
+        assert_eq!(
+            &source.read_at(300, 100).await.unwrap()[..],
+            &data[300..400]
+        );
+        assert_eq!(source.streams_opened(), 2);
+        // The dropped read, asked again: ranged (it continues nothing), the right bytes.
+        assert_eq!(
+            &source.read_at(200, 100).await.unwrap()[..],
+            &data[200..300]
+        );
+        // Dropped while it reads (polled once: it has taken the stream): the stream goes with it.
+        let mut reading = Box::pin(source.read_at(400, 100));
+        let _ = futures_poll_once(reading.as_mut()).await;
+        drop(reading);
+        assert_eq!(
+            &source.read_at(400, 300).await.unwrap()[..],
+            &data[400..700]
+        );
+    }
+
+    /// Polls `future` once: its output if it was ready.
+    async fn futures_poll_once<F: Future + Unpin>(mut future: F) -> Option<F::Output> {
+        std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(match std::pin::Pin::new(&mut future).poll(cx) {
+                std::task::Poll::Ready(out) => Some(out),
+                std::task::Poll::Pending => None,
+            })
+        })
+        .await
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_ends_early_is_the_ranged_reads_unexpected_eof() {
+        let source = OpendalSource::with_length(memory_with("f", b"abcdef").await, "f", 10)
+            .with_name("mem://hinted");
+        assert_eq!(&source.read_at(0, 3).await.unwrap()[..], b"abc");
+        // Continues: from a stream of 3..10, which ends at 6; then ranged, which fails.
+        let e = source.read_at(3, 7).await.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+        assert_eq!(source.streams_opened(), 1);
+        let msg = e.to_string();
+        assert!(
+            msg.contains("mem://hinted") && msg.contains("offset 3"),
             "{msg}"
         );
     }
