@@ -604,6 +604,96 @@ async fn a_bulk_read_retried_while_read_ahead_requests_are_in_flight_completes()
     }
 }
 
+/// A positional source that is down while `down` is set: a request asked then fails with
+/// `ConnectionReset`, each later one after more yields than the one before (so read-ahead
+/// chunks asked during the outage fail after the consumer has seen the first failure); a
+/// request asked while it is up answers after one yield.
+struct Outage {
+    data: bytes::Bytes,
+    down: std::sync::atomic::AtomicBool,
+    failed: std::sync::atomic::AtomicU64,
+}
+
+impl async_buffered_input::source::PositionalSource for Outage {
+    fn read_at(
+        &self,
+        offset: u64,
+        len: usize,
+    ) -> impl std::future::Future<Output = std::io::Result<bytes::Bytes>> + Send {
+        use std::sync::atomic::Ordering;
+        let down = self.down.load(Ordering::SeqCst);
+        let yields = if down {
+            2 + 2 * self.failed.fetch_add(1, Ordering::SeqCst)
+        } else {
+            1
+        };
+        let start = (offset as usize).min(self.data.len());
+        let end = (start + len).min(self.data.len());
+        let bytes = self.data.slice(start..end);
+        async move {
+            for _ in 0..yields {
+                tokio::task::yield_now().await;
+            }
+            if down {
+                Err(std::io::Error::new(
+                    ErrorKind::ConnectionReset,
+                    "the store is down",
+                ))
+            } else {
+                Ok(bytes)
+            }
+        }
+    }
+
+    fn len(&self) -> impl std::future::Future<Output = std::io::Result<u64>> + Send {
+        std::future::ready(Ok(self.data.len() as u64))
+    }
+}
+
+/// What `network_faults` (nginx/S3 behind the fault proxy) checks, without a network: read-ahead
+/// chunks asked during an outage are kept in flight when the first of them fails (the progress
+/// guarantee), and fail in turn after the consumer saw that failure. A read retried once the
+/// store is back must complete at its first attempt: those stale failures are asked again, not
+/// reported to a retry made after the outage.
+#[tokio::test(flavor = "current_thread")]
+async fn a_read_retried_after_an_outage_is_not_failed_by_chunks_asked_during_it() {
+    use std::sync::atomic::Ordering;
+    let data = pattern_vec(1 << 20);
+    let source = Arc::new(Outage {
+        data: data.clone().into(),
+        down: false.into(),
+        failed: 0.into(),
+    });
+    let fetch = PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(4096, 4));
+    let mut input = AsyncBufferedInput::with_capacity(1024, fetch);
+    let mut buf = vec![0u8; 1000];
+    input.read_bytes(&mut buf).await.unwrap();
+    source.down.store(true, Ordering::SeqCst);
+    let at = loop {
+        let at = input.position();
+        match input.read_bytes(&mut buf).await {
+            Ok(()) => assert_eq!(buf, data[at as usize..at as usize + 1000]),
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
+                break at;
+            }
+        }
+        assert!(at < 1 << 19, "the outage never showed");
+    };
+    assert_eq!(input.position(), at);
+    source.down.store(false, Ordering::SeqCst);
+    for _ in 0..20 {
+        let at = input.position() as usize;
+        input.read_bytes(&mut buf).await.unwrap_or_else(|e| {
+            panic!(
+                "a read at {at} after the outage failed ({} requests failed in it): {e}",
+                source.failed.load(Ordering::SeqCst)
+            )
+        });
+        assert_eq!(buf, data[at..at + 1000]);
+    }
+}
+
 /// `read_ranges` of ranges far apart (one request each, run at once) over a source failing
 /// every 3rd request: without keeping what came back, every attempt makes 12 requests and
 /// 4 of them fail, forever. A retry asks only for the requests that failed, so the attempts are

@@ -203,6 +203,15 @@ impl<S: PositionalSource> PositionalFetch<S> {
                         Some(last) if self.ahead_at.is_some() => self.ahead_at = Some(last.end()),
                         _ => self.discard_requests(),
                     }
+                    if done.asked_after < self.errors {
+                        // Asked before the last error the consumer was told of, during the
+                        // trouble it reported: a chunk kept for the retry that failed as well.
+                        // Ask for it again (the gap it leaves) rather than fail a retry made
+                        // once the trouble is over. A request asked now reports its own error.
+                        tracing::debug!(at = done.at, len = done.len, error = %e, "a chunk asked before the last error failed too: asked again");
+                        continue;
+                    }
+                    self.errors += 1;
                     return Poll::Ready(Err(e));
                 }
             }

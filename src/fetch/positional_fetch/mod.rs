@@ -130,6 +130,10 @@ pub struct PositionalFetch<S> {
     length_request: Option<Request<u64>>,
     // Fetches answered.
     reads: u64,
+    // Fetches that failed with a request's error. A request asked before the last of them (its
+    // `asked_after` is lower) was asked during the trouble that error reported: if it fails
+    // too, it is asked once more rather than fail the consumer's retry made after the trouble.
+    errors: u64,
     // The answers a failed `read_ranges` got, by view offset, for its retry (at most
     // `ranges::KEPT_RANGES_MAX` bytes): a retry asks only for the requests that did not come
     // back. Dropped by the next `read_ranges` that completes, and by `release`.

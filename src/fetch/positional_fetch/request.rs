@@ -23,6 +23,8 @@ pub(super) struct Request<T> {
     pub(super) waited: bool,
     // The budget its bytes take, if one bounds the read-ahead: passed on to `ready`.
     pub(super) budget: Option<Reservation>,
+    // How many fetches had failed when it was asked (`PositionalFetch::errors`).
+    pub(super) asked_after: u64,
 }
 
 enum Answer<T> {
@@ -54,6 +56,7 @@ impl<T: Send + 'static> Request<T> {
             fetch,
             waited: false,
             budget: None,
+            asked_after: 0,
         }
     }
 
@@ -117,11 +120,13 @@ impl<S: PositionalSource> PositionalFetch<S> {
     pub(super) fn request(&self, cx: &mut Context<'_>, at: u64, len: usize) -> Request<Bytes> {
         let source = Arc::clone(&self.source);
         let offset = self.base.saturating_add(at);
-        Request::start(
+        let mut request = Request::start(
             cx,
             at,
             len,
             async move { source.read_at(offset, len).await },
-        )
+        );
+        request.asked_after = self.errors;
+        request
     }
 }

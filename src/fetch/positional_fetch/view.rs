@@ -42,6 +42,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             want_end: 0,
             length_request: None,
             reads: 0,
+            errors: 0,
             ranges_kept: Mutex::default(),
         }
     }
