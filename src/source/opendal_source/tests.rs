@@ -15,7 +15,7 @@ async fn reads_ranges_cut_at_the_length() {
         .await
         .unwrap();
     assert_eq!(source.len().await.unwrap(), 256);
-    assert_eq!(&source.read_at(10, 5).await.unwrap()[..], &data[10..15]);
+    assert_reads(&source, &data, 10, 5).await;
     assert_eq!(&source.read_at(250, 100).await.unwrap()[..], &data[250..]);
     assert!(source.read_at(256, 10).await.unwrap().is_empty());
     assert!(source.read_at(u64::MAX, 10).await.unwrap().is_empty());
@@ -68,16 +68,28 @@ async fn a_wrong_length_hint_is_unexpected_eof_naming_the_range() {
 }
 
 /// 10,000 bytes, no two neighbouring runs alike (byte `i` is `i % 251`).
+/// A source over [`data`] in OpenDAL's memory service, streaming (the default).
+async fn source_over_data() -> (Vec<u8>, OpendalSource) {
+    let data = data();
+    let source = OpendalSource::open(memory_with("f", &data).await, "f")
+        .await
+        .unwrap();
+    (data, source)
+}
+
+/// Reads `[at, at + len)` of `source` and checks it against `data`.
+async fn assert_reads(source: &OpendalSource, data: &[u8], at: usize, len: usize) {
+    let got = source.read_at(at as u64, len).await.unwrap();
+    assert_eq!(&got[..], &data[at..at + len], "read of {len} at {at}");
+}
+
 fn data() -> Vec<u8> {
     (0..10_000u32).map(|i| (i % 251) as u8).collect()
 }
 
 #[tokio::test]
 async fn reads_that_continue_each_other_are_served_from_one_stream() {
-    let data = data();
-    let source = OpendalSource::open(memory_with("f", &data).await, "f")
-        .await
-        .unwrap();
+    let (data, source) = source_over_data().await;
     assert!(source.is_streaming());
     assert_eq!(&source.read_at(0, 100).await.unwrap()[..], &data[..100]);
     assert_eq!(source.streams_opened(), 0, "a first read is ranged");
@@ -115,45 +127,30 @@ async fn reads_that_continue_each_other_are_served_from_one_stream() {
 
 #[tokio::test]
 async fn a_read_elsewhere_is_ranged_and_sequential_reads_there_open_a_new_stream() {
-    let data = data();
-    let source = OpendalSource::open(memory_with("f", &data).await, "f")
-        .await
-        .unwrap();
+    let (data, source) = source_over_data().await;
     source.read_at(0, 100).await.unwrap();
     source.read_at(100, 100).await.unwrap();
     assert_eq!(source.streams_opened(), 1);
     // A seek: ranged, the stream stays at 200.
-    assert_eq!(
-        &source.read_at(5000, 10).await.unwrap()[..],
-        &data[5000..5010]
-    );
+    assert_reads(&source, &data, 5000, 10).await;
     assert_eq!(source.streams_opened(), 1);
     // Back where the stream is: it continues the stream, no new one.
-    assert_eq!(&source.read_at(200, 50).await.unwrap()[..], &data[200..250]);
+    assert_reads(&source, &data, 200, 50).await;
     assert_eq!(source.streams_opened(), 1);
     // Sequential again elsewhere: a new stream there (the old one is dropped).
     source.read_at(7000, 10).await.unwrap();
-    assert_eq!(
-        &source.read_at(7010, 990).await.unwrap()[..],
-        &data[7010..8000]
-    );
+    assert_reads(&source, &data, 7010, 990).await;
     assert_eq!(source.streams_opened(), 2);
     // The old stream's place is neither the last read's end nor the stream's: ranged.
-    assert_eq!(&source.read_at(250, 50).await.unwrap()[..], &data[250..300]);
+    assert_reads(&source, &data, 250, 50).await;
     assert_eq!(source.streams_opened(), 2);
-    assert_eq!(
-        &source.read_at(8000, 10).await.unwrap()[..],
-        &data[8000..8010]
-    );
+    assert_reads(&source, &data, 8000, 10).await;
     assert_eq!(source.streams_opened(), 2, "the stream at 8000 goes on");
 }
 
 #[tokio::test]
 async fn reads_in_flight_at_once_take_their_turns_and_out_of_order_ones_go_ranged() {
-    let data = data();
-    let source = OpendalSource::open(memory_with("f", &data).await, "f")
-        .await
-        .unwrap();
+    let (data, source) = source_over_data().await;
     source.read_at(0, 100).await.unwrap();
     // Three chunks asked for at once, as a read-ahead does: one stream serves them all.
     let (a, b, c) = (
@@ -174,43 +171,28 @@ async fn reads_in_flight_at_once_take_their_turns_and_out_of_order_ones_go_range
     assert_eq!(&second.await.unwrap()[..], &data[3200..3300]);
     assert_eq!(&first.await.unwrap()[..], &data[3100..3200]);
     assert_eq!(source.streams_opened(), 2);
-    assert_eq!(
-        &source.read_at(3300, 100).await.unwrap()[..],
-        &data[3300..3400]
-    );
+    assert_reads(&source, &data, 3300, 100).await;
     assert_eq!(source.streams_opened(), 2);
 }
 
 #[tokio::test]
 async fn a_read_that_never_ran_or_was_dropped_leaves_no_wrong_bytes() {
-    let data = data();
-    let source = OpendalSource::open(memory_with("f", &data).await, "f")
-        .await
-        .unwrap();
+    let (data, source) = source_over_data().await;
     source.read_at(0, 100).await.unwrap();
     source.read_at(100, 100).await.unwrap();
     assert_eq!(source.streams_opened(), 1);
     // Claimed the stream at 200, dropped before it ran: the next read finds the stream
     // behind its start and opens a new one where it starts.
     drop(source.read_at(200, 100));
-    assert_eq!(
-        &source.read_at(300, 100).await.unwrap()[..],
-        &data[300..400]
-    );
+    assert_reads(&source, &data, 300, 100).await;
     assert_eq!(source.streams_opened(), 2);
     // The dropped read, asked again: ranged (it continues nothing), the right bytes.
-    assert_eq!(
-        &source.read_at(200, 100).await.unwrap()[..],
-        &data[200..300]
-    );
+    assert_reads(&source, &data, 200, 100).await;
     // Dropped while it reads (polled once: it has taken the stream): the stream goes with it.
     let mut reading = Box::pin(source.read_at(400, 100));
     let _ = futures_poll_once(reading.as_mut()).await;
     drop(reading);
-    assert_eq!(
-        &source.read_at(400, 300).await.unwrap()[..],
-        &data[400..700]
-    );
+    assert_reads(&source, &data, 400, 300).await;
 }
 
 /// Polls `future` once: its output if it was ready.
