@@ -18,7 +18,8 @@ impl<S: PositionalSource> PositionalFetch<S> {
         slice_len: Option<u64>,
         length: Arc<OnceLock<u64>>,
     ) -> Self {
-        if let Some(len) = slice_len {
+        // A slice's length is its own; a whole view's is the source's, if it knows it.
+        if let Some(len) = slice_len.or_else(|| Some(source.known_len()?.saturating_sub(base))) {
             let _ = length.set(len);
         }
         Self {
