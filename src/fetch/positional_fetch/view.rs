@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -29,6 +30,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             length,
             read_ahead: None,
             shape: (0, 0),
+            waits: (0, Duration::MAX),
             budget: None,
             ready_budget: None,
             spare_budget: None,
