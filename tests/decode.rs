@@ -3,10 +3,8 @@
 use std::io::{Cursor, ErrorKind};
 
 use abi_testkit::{Hostile, HostileConfig};
-use async_buffered_input::fetch::{Fetch, StreamFetch};
+use async_buffered_input::fetch::Fetch;
 use async_buffered_input::{AsyncBufferedInput, InputError};
-
-type CursorInput = AsyncBufferedInput<StreamFetch<Cursor<Vec<u8>>>>;
 
 const CAPACITIES: [usize; 6] = [1, 2, 5, 8, 13, 4096];
 
