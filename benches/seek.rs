@@ -33,7 +33,7 @@ use abi_testkit::XorShift64;
 use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
 use clock::Clock;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, BufReader};
 use tokio::runtime::Runtime;
 
@@ -243,9 +243,4 @@ fn clustered(c: &mut Criterion<Clock>) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = clock::criterion();
-    targets = seek_heavy, clustered
-}
-criterion_main!(benches);
+clock::clock_main!(seek_heavy, clustered);
