@@ -35,7 +35,7 @@ use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::{AsyncBufferedInput, WindowView};
 use bytes::Buf;
 use clock::Clock;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
 use tokio::runtime::Runtime;
 
@@ -548,9 +548,4 @@ fn decode(c: &mut Criterion<Clock>) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = clock::criterion();
-    targets = decode
-}
-criterion_main!(benches);
+clock::clock_main!(decode);

@@ -38,7 +38,7 @@ use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
 use clock::Clock;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput};
 use tokio::io::{AsyncReadExt, BufReader};
 use tokio::runtime::Runtime;
 
@@ -230,9 +230,4 @@ fn read_ahead_chunks(c: &mut Criterion<Clock>) {
     }
 }
 
-criterion_group! {
-    name = benches;
-    config = clock::criterion();
-    targets = sequential, read_ahead_chunks
-}
-criterion_main!(benches);
+clock::clock_main!(sequential, read_ahead_chunks);

@@ -21,6 +21,10 @@ use async_buffered_input::AsyncBufferedInput;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tokio::io::AsyncReadExt;
 
+#[path = "support/sequential.rs"]
+mod sequential;
+use sequential::sum_first_bytes;
+
 const WINDOW: usize = 8192;
 
 fn file_len() -> usize {
@@ -81,25 +85,16 @@ async fn ours(
     let mut fetch = PositionalFetch::from_arc(source);
     fetch.set_read_ahead(ahead);
     let mut input = AsyncBufferedInput::with_capacity(WINDOW, fetch);
-    let mut buf = vec![0u8; request];
-    let mut sum = 0u64;
-    for _ in 0..len / request {
-        input.read_bytes(&mut buf).await.expect("read");
-        sum += u64::from(buf[0]);
-    }
-    sum
+    sum_first_bytes(request, len, async |buf| input.read_bytes(buf).await).await
 }
 
 async fn tokio_buf_reader(path: &std::path::Path, request: usize, len: usize) -> u64 {
     let file = tokio::fs::File::open(path).await.expect("open");
     let mut input = tokio::io::BufReader::with_capacity(WINDOW, file);
-    let mut buf = vec![0u8; request];
-    let mut sum = 0u64;
-    for _ in 0..len / request {
-        input.read_exact(&mut buf).await.expect("read");
-        sum += u64::from(buf[0]);
-    }
-    sum
+    sum_first_bytes(request, len, async |buf| {
+        input.read_exact(buf).await.map(drop)
+    })
+    .await
 }
 
 fn std_buf_reader(path: &std::path::Path, request: usize, len: usize) -> u64 {

@@ -12,6 +12,10 @@ use async_buffered_input::AsyncBufferedInput;
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
+#[path = "support/sequential.rs"]
+mod sequential;
+use sequential::sum_first_bytes;
+
 const LATENCY: Duration = Duration::from_millis(2);
 const BANDWIDTH: u64 = 100_000_000;
 
@@ -20,13 +24,7 @@ async fn read_all(data: Bytes, len: usize, request: usize, ahead: Option<ReadAhe
     let mut fetch = PositionalFetch::new(link);
     fetch.set_read_ahead(ahead);
     let mut input = AsyncBufferedInput::new(fetch);
-    let mut buf = vec![0u8; request];
-    let mut sum = 0u64;
-    for _ in 0..len / request {
-        input.read_bytes(&mut buf).await.expect("read");
-        sum += u64::from(buf[0]);
-    }
-    sum
+    sum_first_bytes(request, len, async |buf| input.read_bytes(buf).await).await
 }
 
 fn bench(c: &mut Criterion) {

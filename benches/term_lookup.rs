@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use abi_testkit::splitmix64;
+use abi_testkit::{splitmix64, Zipf};
 use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::{BlockCache, Cached, MemorySource, PositionalSource, SlowLink};
 use async_buffered_input::AsyncBufferedInput;
@@ -166,35 +166,6 @@ struct Lookup {
     file: usize,
     offset: u64,
     len: usize,
-}
-
-/// Ranks `0..n` drawn with probability proportional to `1 / (rank + 1)^s`, by inverting the
-/// cumulative distribution.
-struct Zipf {
-    cdf: Vec<f64>,
-}
-
-impl Zipf {
-    fn new(n: usize, s: f64) -> Self {
-        let mut total = 0.0;
-        let mut cdf: Vec<f64> = (1..=n)
-            .map(|k| {
-                total += (k as f64).powf(-s);
-                total
-            })
-            .collect();
-        for c in &mut cdf {
-            *c /= total;
-        }
-        Self { cdf }
-    }
-
-    /// The rank for a uniform `u` in `[0, 1)`.
-    fn rank(&self, u: f64) -> usize {
-        self.cdf
-            .partition_point(|&c| c <= u)
-            .min(self.cdf.len() - 1)
-    }
 }
 
 /// Each task's lookups: a region by Zipf rank (ranks scattered over the files by a fixed

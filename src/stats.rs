@@ -1,7 +1,6 @@
 //! Counters of the work an input did.
 
 use std::fmt;
-use std::iter::Sum;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 
 /// Counters of what an [`AsyncBufferedInput`](crate::AsyncBufferedInput) asked of its source
@@ -134,19 +133,32 @@ impl SubAssign for Stats {
     }
 }
 
-/// The sum of the stats of several inputs (their clones and slices each count their own).
-impl Sum for Stats {
-    fn sum<I: Iterator<Item = Stats>>(iter: I) -> Stats {
-        iter.fold(Stats::default(), Add::add)
-    }
-}
+/// Implements `Sum` for the counters `$t`, over values and over references: [`Add`] from
+/// `$t::default()` (all zeros). For [`Stats`] and the block cache's `BlockCacheStats`, which add
+/// alike.
+macro_rules! sum_by_add {
+    ($(#[$doc:meta])* $t:ty) => {
+        $(#[$doc])*
+        impl std::iter::Sum for $t {
+            fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+                iter.fold(Self::default(), std::ops::Add::add)
+            }
+        }
 
-/// As [`Sum`](#impl-Sum-for-Stats), over references.
-impl<'a> Sum<&'a Stats> for Stats {
-    fn sum<I: Iterator<Item = &'a Stats>>(iter: I) -> Stats {
-        iter.copied().sum()
-    }
+        /// As `Sum` over values.
+        impl<'a> std::iter::Sum<&'a $t> for $t {
+            fn sum<I: Iterator<Item = &'a Self>>(iter: I) -> Self {
+                iter.copied().sum()
+            }
+        }
+    };
 }
+pub(crate) use sum_by_add;
+
+sum_by_add!(
+    /// The sum of the stats of several inputs (their clones and slices each count their own).
+    Stats
+);
 
 /// One line for a log:
 /// `reads 12, seeks 0, 4.0 KiB from source, 3.9 KiB from window, 0 B direct`. Byte counts

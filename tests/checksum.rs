@@ -232,13 +232,12 @@ async fn a_fallible_seek_back_while_checksumming_is_an_error() {
         ("End, length known", SeekFrom::End(-95)),
     ] {
         let e = AsyncSeekExt::seek(&mut input, seek).await.unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{case}: {e}");
-        let message = e.to_string();
-        assert!(
-            message.starts_with("_0.si: seek at position 10: a seek back to "),
-            "{case}: {e}"
+        assert_refused(
+            &e,
+            "_0.si: seek at position 10: a seek back to ",
+            "while checksumming from 0",
+            case,
         );
-        assert!(message.contains("while checksumming from 0"), "{case}: {e}");
         assert_eq!(input.position(), 10, "{case}");
     }
     let e = input.try_seek_to(9).unwrap_err();
@@ -564,6 +563,15 @@ async fn checksum_entire_file_keeps_a_checksum_in_progress() {
     assert_eq!(codec::check_footer(&mut input).await.unwrap(), crc);
 }
 
+/// `e` is an `InvalidInput` refusal whose message starts with `starts` and mentions `mentions`.
+#[track_caller]
+fn assert_refused(e: &std::io::Error, starts: &str, mentions: &str, ctx: &str) {
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{ctx}: {e}");
+    let message = e.to_string();
+    assert!(message.starts_with(starts), "{ctx}: {e}");
+    assert!(message.contains(mentions), "{ctx}: {e}");
+}
+
 /// `check_footer` compares the footer with the CRC of the whole file: it refuses an input that
 /// is not checksumming from 0, rather than report a corruption that is not there.
 #[tokio::test]
@@ -578,13 +586,12 @@ async fn check_footer_needs_a_checksum_from_0() {
         }
         input.seek_to(footer_at);
         let e = codec::check_footer(&mut input).await.unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{start:?}: {e}");
-        let message = e.to_string();
-        assert!(
-            message.starts_with("_0.si: check_footer at position"),
-            "{e}"
+        assert_refused(
+            &e,
+            "_0.si: check_footer at position",
+            "start_checksum",
+            &format!("{start:?}"),
         );
-        assert!(message.contains("start_checksum"), "{e}");
         assert_eq!(input.position(), footer_at, "nothing consumed");
     }
 }

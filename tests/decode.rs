@@ -3,10 +3,8 @@
 use std::io::{Cursor, ErrorKind};
 
 use abi_testkit::{Hostile, HostileConfig};
-use async_buffered_input::fetch::{Fetch, StreamFetch};
+use async_buffered_input::fetch::Fetch;
 use async_buffered_input::{AsyncBufferedInput, InputError};
-
-type CursorInput = AsyncBufferedInput<StreamFetch<Cursor<Vec<u8>>>>;
 
 const CAPACITIES: [usize; 6] = [1, 2, 5, 8, 13, 4096];
 
@@ -246,23 +244,18 @@ fn detail(err: &std::io::Error) -> &InputError {
         .unwrap_or_else(|| panic!("no InputError in {err:?}"))
 }
 
-/// Reads at `pad` with every capacity and checks the error kind, the position named in the
-/// message, and that nothing was consumed (a later read still sees the same bytes).
-async fn assert_malformed<F, Fut, T>(bytes: &[u8], kind: ErrorKind, read: F)
-where
-    F: Fn(CursorInput) -> Fut,
-    Fut: std::future::Future<Output = (std::io::Result<T>, CursorInput)>,
-    T: std::fmt::Debug,
-{
+/// Reads `bytes` as a value like `like` ([`decode_one`]) at `pad` with every capacity and
+/// checks the error kind, the position named in the message, and that nothing was consumed (a
+/// later read still sees the same bytes).
+async fn assert_malformed(bytes: &[u8], kind: ErrorKind, like: Value) {
     for cap in CAPACITIES {
         for pad in [0usize, 3] {
             let mut data = vec![0x55; pad];
             data.extend_from_slice(bytes);
             let mut input = AsyncBufferedInput::with_capacity(cap, Cursor::new(data.clone()));
             input.seek_to(pad as u64);
-            let (result, mut input) = read(input).await;
-            let err = result.unwrap_err();
-            assert_eq!(err.kind(), kind, "capacity {cap}: {err}");
+            let err = decode_one(&mut input, &like).await.unwrap_err();
+            assert_eq!(err.kind(), kind, "{like:?}, capacity {cap}: {err}");
             assert_eq!(detail(&err).position(), pad as u64, "{err}");
             assert!(
                 err.to_string().contains(&format!("position {pad}")),
@@ -279,23 +272,14 @@ where
 #[tokio::test]
 async fn overlong_vint_is_invalid_data() {
     let bytes = [0x80, 0x80, 0x80, 0x80, 0x80, 0x01];
-    assert_malformed(&bytes, ErrorKind::InvalidData, |mut i| async move {
-        (i.read_vint().await, i)
-    })
-    .await;
-    assert_malformed(&bytes, ErrorKind::InvalidData, |mut i| async move {
-        (i.read_zint().await, i)
-    })
-    .await;
+    assert_malformed(&bytes, ErrorKind::InvalidData, Value::VInt(0)).await;
+    assert_malformed(&bytes, ErrorKind::InvalidData, Value::ZInt(0)).await;
 }
 
 #[tokio::test]
 async fn vint_with_bits_beyond_32_is_invalid_data() {
     let bytes = [0xff, 0xff, 0xff, 0xff, 0x10];
-    assert_malformed(&bytes, ErrorKind::InvalidData, |mut i| async move {
-        (i.read_vint().await, i)
-    })
-    .await;
+    assert_malformed(&bytes, ErrorKind::InvalidData, Value::VInt(0)).await;
 }
 
 /// `read_vlong` is as strict as Lucene's `readVLong`: 9 bytes at most, so values of 2^63 and
@@ -305,16 +289,10 @@ async fn vlong_is_as_strict_as_lucene_and_varint_u64_is_not() {
     let mut two_to_63 = Vec::new();
     write_varint(&mut two_to_63, 1 << 63);
     assert_eq!(two_to_63.len(), 10);
-    assert_malformed(&two_to_63, ErrorKind::InvalidData, |mut i| async move {
-        (i.read_vlong().await, i)
-    })
-    .await;
+    assert_malformed(&two_to_63, ErrorKind::InvalidData, Value::VLong(0)).await;
     let mut max = Vec::new();
     write_varint(&mut max, u64::MAX);
-    assert_malformed(&max, ErrorKind::InvalidData, |mut i| async move {
-        (i.read_vlong().await, i)
-    })
-    .await;
+    assert_malformed(&max, ErrorKind::InvalidData, Value::VLong(0)).await;
     for cap in CAPACITIES {
         for (bytes, value) in [(&two_to_63, 1 << 63), (&max, u64::MAX)] {
             let mut input = AsyncBufferedInput::with_capacity(cap, Cursor::new(bytes.clone()));
@@ -326,45 +304,22 @@ async fn vlong_is_as_strict_as_lucene_and_varint_u64_is_not() {
 #[tokio::test]
 async fn overlong_vlong_is_invalid_data() {
     let bytes = [0x80; 11];
-    assert_malformed(&bytes, ErrorKind::InvalidData, |mut i| async move {
-        (i.read_vlong().await, i)
-    })
-    .await;
+    assert_malformed(&bytes, ErrorKind::InvalidData, Value::VLong(0)).await;
     let beyond_64 = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02];
-    assert_malformed(&beyond_64, ErrorKind::InvalidData, |mut i| async move {
-        (i.read_zlong().await, i)
-    })
-    .await;
-    assert_malformed(&beyond_64, ErrorKind::InvalidData, |mut i| async move {
-        (i.read_varint_u64().await, i)
-    })
-    .await;
+    assert_malformed(&beyond_64, ErrorKind::InvalidData, Value::ZLong(0)).await;
+    assert_malformed(&beyond_64, ErrorKind::InvalidData, Value::VarU64(0)).await;
 }
 
 #[tokio::test]
 async fn unterminated_varint_is_unexpected_eof() {
-    assert_malformed(
-        &[0x80, 0x80],
-        ErrorKind::UnexpectedEof,
-        |mut i| async move { (i.read_vint().await, i) },
-    )
-    .await;
-    assert_malformed(&[0xff; 7], ErrorKind::UnexpectedEof, |mut i| async move {
-        (i.read_vlong().await, i)
-    })
-    .await;
+    assert_malformed(&[0x80, 0x80], ErrorKind::UnexpectedEof, Value::VInt(0)).await;
+    assert_malformed(&[0xff; 7], ErrorKind::UnexpectedEof, Value::VLong(0)).await;
 }
 
 #[tokio::test]
 async fn fixed_width_past_end_is_unexpected_eof() {
-    assert_malformed(&[1, 2, 3], ErrorKind::UnexpectedEof, |mut i| async move {
-        (i.read_u64().await, i)
-    })
-    .await;
-    assert_malformed(&[1], ErrorKind::UnexpectedEof, |mut i| async move {
-        (i.read_i16_le().await, i)
-    })
-    .await;
+    assert_malformed(&[1, 2, 3], ErrorKind::UnexpectedEof, Value::U64(0)).await;
+    assert_malformed(&[1], ErrorKind::UnexpectedEof, Value::I16Le(0)).await;
 }
 
 #[tokio::test]
@@ -374,19 +329,13 @@ async fn string_length_past_end_errors_before_allocating() {
     let mut bytes = Vec::new();
     write_varint(&mut bytes, u64::from(u32::MAX));
     bytes.extend_from_slice(b"short");
-    assert_malformed(&bytes, ErrorKind::UnexpectedEof, |mut i| async move {
-        (i.read_string().await, i)
-    })
-    .await;
+    assert_malformed(&bytes, ErrorKind::UnexpectedEof, Value::Str(String::new())).await;
     // Also a length just one byte too long, both inside and beyond the window.
     for len in [4usize, 40_000] {
         let mut bytes = Vec::new();
         write_varint(&mut bytes, len as u64 + 1);
         bytes.extend(std::iter::repeat_n(b'a', len));
-        assert_malformed(&bytes, ErrorKind::UnexpectedEof, |mut i| async move {
-            (i.read_string().await, i)
-        })
-        .await;
+        assert_malformed(&bytes, ErrorKind::UnexpectedEof, Value::Str(String::new())).await;
     }
 }
 
@@ -404,18 +353,12 @@ async fn invalid_utf8_string_is_invalid_data() {
         let mut bytes = Vec::new();
         write_varint(&mut bytes, payload.len() as u64);
         bytes.extend_from_slice(&payload);
-        assert_malformed(&bytes, ErrorKind::InvalidData, |mut i| async move {
-            (i.read_string().await, i)
-        })
-        .await;
+        assert_malformed(&bytes, ErrorKind::InvalidData, Value::Str(String::new())).await;
     }
 }
 
 #[tokio::test]
 async fn malformed_string_prefix_is_invalid_data() {
     let bytes = [0x80, 0x80, 0x80, 0x80, 0x7f, b'x'];
-    assert_malformed(&bytes, ErrorKind::InvalidData, |mut i| async move {
-        (i.read_string().await, i)
-    })
-    .await;
+    assert_malformed(&bytes, ErrorKind::InvalidData, Value::Str(String::new())).await;
 }

@@ -83,20 +83,27 @@ impl PositionalSource for FailingAfter {
     }
 }
 
+/// `e` has the `kind` of the OS error `errno`, and its whole chain is one line: `before`, then
+/// that OS error's message.
+#[track_caller]
+fn assert_os_failure(e: &io::Error, errno: i32, kind: ErrorKind, before: &str) {
+    assert_eq!(e.kind(), kind);
+    let cause = io::Error::from_raw_os_error(errno);
+    assert_eq!(chain(e), [format!("{before}{cause}")]);
+}
+
 #[tokio::test]
 async fn a_read_that_fails_in_the_source_ends_with_the_cause() {
     let source = FailingAfter::from_the_first(libc::ECONNRESET);
     let mut input = AsyncBufferedInput::with_capacity(16, PositionalFetch::new(source));
     input.seek_to(10);
     let e = input.read_u32().await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::ConnectionReset);
-    let reset = io::Error::from_raw_os_error(libc::ECONNRESET);
-    assert_eq!(
-        chain(&e),
-        [format!(
-            "f.bin: read_u32 of 4 bytes at position 10 failed: read of 16 bytes at offset 0 \
-             from f.bin: {reset}"
-        )]
+    assert_os_failure(
+        &e,
+        libc::ECONNRESET,
+        ErrorKind::ConnectionReset,
+        "f.bin: read_u32 of 4 bytes at position 10 failed: read of 16 bytes at offset 0 from \
+         f.bin: ",
     );
     let payload = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
     let cause = payload.cause().unwrap();
@@ -115,14 +122,12 @@ async fn retries_that_give_up_say_how_many_and_why() {
     let source = Retrying::new(source, RetryPolicy::new(3));
     let mut input = AsyncBufferedInput::with_capacity(16, PositionalFetch::new(source));
     let e = input.read_byte().await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::TimedOut);
-    let timed_out = io::Error::from_raw_os_error(libc::ETIMEDOUT);
-    assert_eq!(
-        chain(&e),
-        [format!(
-            "f.bin: read_byte of 1 byte at position 0 failed: gave up after 3 attempts: read of \
-             16 bytes at offset 0 from f.bin: {timed_out}"
-        )]
+    assert_os_failure(
+        &e,
+        libc::ETIMEDOUT,
+        ErrorKind::TimedOut,
+        "f.bin: read_byte of 1 byte at position 0 failed: gave up after 3 attempts: read of 16 \
+         bytes at offset 0 from f.bin: ",
     );
 }
 

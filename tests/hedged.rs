@@ -80,13 +80,23 @@ fn expected(offset: usize, len: usize) -> Vec<u8> {
     abi_testkit::pattern_vec(1 << 16)[offset..offset + len].to_vec()
 }
 
+/// A [`Scripted`] source (request `n` takes `latency(n)`) hedged after `delay_ms` with the
+/// budget `budget`.
+fn hedged_after(
+    delay_ms: u64,
+    budget: f64,
+    latency: impl Fn(usize) -> Option<Duration> + Send + Sync + 'static,
+) -> Hedged<Scripted> {
+    Hedged::new(
+        Scripted::new(latency),
+        HedgePolicy::fixed(ms(delay_ms)).with_budget(budget),
+    )
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_slow_first_request_is_beaten_by_the_hedge_and_dropped() {
     // The first request takes 1 s, the hedge 5 ms; hedge after 10 ms.
-    let source = Hedged::new(
-        Scripted::new(|n| Some(if n == 0 { ms(1000) } else { ms(5) })),
-        HedgePolicy::fixed(ms(10)).with_budget(1.0),
-    );
+    let source = hedged_after(10, 1.0, |n| Some(if n == 0 { ms(1000) } else { ms(5) }));
     let t0 = Instant::now();
     let data = source.read_at(100, 50).await.unwrap();
     assert_eq!(data[..], expected(100, 50)[..]);
@@ -116,10 +126,7 @@ async fn a_slow_first_request_is_beaten_by_the_hedge_and_dropped() {
 
 #[tokio::test(start_paused = true)]
 async fn when_the_first_answers_first_the_hedge_is_dropped() {
-    let source = Hedged::new(
-        Scripted::new(|n| Some(if n == 0 { ms(20) } else { ms(1000) })),
-        HedgePolicy::fixed(ms(10)).with_budget(1.0),
-    );
+    let source = hedged_after(10, 1.0, |n| Some(if n == 0 { ms(20) } else { ms(1000) }));
     let t0 = Instant::now();
     let data = source.read_at(0, 10).await.unwrap();
     assert_eq!(data[..], expected(0, 10)[..]);
@@ -131,10 +138,7 @@ async fn when_the_first_answers_first_the_hedge_is_dropped() {
 
 #[tokio::test(start_paused = true)]
 async fn a_fast_request_is_not_hedged() {
-    let source = Hedged::new(
-        Scripted::new(|_| Some(ms(3))),
-        HedgePolicy::fixed(ms(10)).with_budget(1.0),
-    );
+    let source = hedged_after(10, 1.0, |_| Some(ms(3)));
     for _ in 0..10 {
         source.read_at(0, 10).await.unwrap();
     }
@@ -147,10 +151,7 @@ async fn hedges_never_exceed_the_budget() {
     // Every request is slow, so every one would be hedged without a budget. The budget starts
     // with the reserve (2), spent at twice the delay.
     let reserve = f64::from(HedgePolicy::RESERVE);
-    let source = Hedged::new(
-        Scripted::new(|_| Some(ms(50))),
-        HedgePolicy::fixed(ms(1)).with_budget(0.05),
-    );
+    let source = hedged_after(1, 0.05, |_| Some(ms(50)));
     for i in 1..=1000u64 {
         source.read_at(0, 10).await.unwrap();
         let stats = source.stats();
@@ -163,10 +164,7 @@ async fn hedges_never_exceed_the_budget() {
     assert_eq!(source.stats().hedges_fired, 52, "the budget is used");
 
     // The same with 1000 requests at once.
-    let source = Hedged::new(
-        Scripted::new(|_| Some(ms(50))),
-        HedgePolicy::fixed(ms(1)).with_budget(0.05),
-    );
+    let source = hedged_after(1, 0.05, |_| Some(ms(50)));
     let reads = (0..1000).map(|_| source.read_at(0, 10));
     for result in futures_join_all(reads).await {
         result.unwrap();
@@ -177,10 +175,7 @@ async fn hedges_never_exceed_the_budget() {
     assert_eq!(source.get_ref().sent() as u64, 1000 + stats.hedges_fired);
 
     // A budget of 0 is no hedge at all, not even the reserve.
-    let source = Hedged::new(
-        Scripted::new(|_| Some(ms(50))),
-        HedgePolicy::fixed(ms(1)).with_budget(0.0),
-    );
+    let source = hedged_after(1, 0.0, |_| Some(ms(50)));
     for _ in 0..10 {
         source.read_at(0, 10).await.unwrap();
     }
@@ -324,10 +319,7 @@ async fn a_slow_read_the_budget_cannot_pay_for_is_counted() {
     // Every request takes 50 ms against a 1 ms delay, with a budget of 5%: the first two
     // reads spend the reserve (at twice the delay), the third finds nothing saved (0.15
     // hedges), is not hedged, and says so.
-    let source = Hedged::new(
-        Scripted::new(|_| Some(ms(50))),
-        HedgePolicy::fixed(ms(1)).with_budget(0.05),
-    );
+    let source = hedged_after(1, 0.05, |_| Some(ms(50)));
     for _ in 0..3 {
         source.read_at(0, 10).await.unwrap();
     }
@@ -452,10 +444,7 @@ async fn the_whole_stack_hedges_and_retries_stalls() {
 
 #[tokio::test(start_paused = true)]
 async fn a_dropped_hedged_read_drops_both_requests() {
-    let source = Hedged::new(
-        Scripted::new(|n| Some(if n < 2 { ms(1000) } else { ms(1) })),
-        HedgePolicy::fixed(ms(10)).with_budget(1.0),
-    );
+    let source = hedged_after(10, 1.0, |n| Some(if n < 2 { ms(1000) } else { ms(1) }));
     {
         let read = source.read_at(0, 10);
         // Run it past the hedge delay, then drop it.

@@ -9,6 +9,9 @@ use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 
+mod common;
+use common::read_ok;
+
 const KIB: usize = 1024;
 const MIB: usize = 1024 * 1024;
 const WINDOW: usize = 8 * KIB;
@@ -22,24 +25,10 @@ fn counted(data: Vec<u8>) -> (Input, Arc<Counts>) {
     (input, counts)
 }
 
+/// Reads `n` bytes with `read_bytes` and checks them, the position and the window against
+/// `data` (the tests' shared [`read_ok`]).
 async fn read_checked(input: &mut Input, data: &[u8], n: usize) {
-    let p = input.position() as usize;
-    let mut buf = vec![0u8; n];
-    input
-        .read_bytes(&mut buf)
-        .await
-        .unwrap_or_else(|e| panic!("read_bytes({n}) at {p}: {e:?}"));
-    assert_bytes(
-        &buf,
-        &data[p..p + n],
-        p as u64,
-        &format!("read_bytes({n}) at {p}"),
-    );
-    assert_eq!(
-        input.position(),
-        (p + n) as u64,
-        "position after read_bytes({n}) at {p}"
-    );
+    read_ok(input, data, n, "io_shape").await;
 }
 
 /// Stats and Counting agree on reads, seeks and bytes.

@@ -51,6 +51,19 @@ fn run(location: impl AsRef<OsStr>) -> Output {
         .expect("the example runs")
 }
 
+/// The stdout of a run that must have succeeded (UTF-8); on failure, the panic shows stdout and
+/// stderr.
+#[track_caller]
+fn stdout_of_success(out: &Output) -> String {
+    let stdout = String::from_utf8(out.stdout.clone()).expect("UTF-8 output");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 /// A copy of the index to corrupt.
 fn copy_of(dir: &Path) -> tempfile::TempDir {
     let copy = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
@@ -98,13 +111,7 @@ fn expected(dir: &Path) -> Expected {
 fn prints_the_commit_lucene_wrote_and_verifies_every_file() {
     let dir = index_dir();
     let expected = expected(&fixture_dir());
-    let out = run(&dir);
-    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = stdout_of_success(&run(&dir));
     let mut lines = stdout.lines();
     let first = lines.next().expect("a first line");
     assert!(
@@ -288,13 +295,7 @@ mod remote {
     fn prints_the_same_commit_and_verifies_the_same_bytes_as_over_the_folder() {
         let server = Nginx::serve(&fixture_dir());
         let local = run(index_dir());
-        let remote = run(format!("{}/index/", server.url));
-        let stdout = String::from_utf8_lossy(&remote.stdout);
-        assert!(
-            remote.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&remote.stderr)
-        );
+        let stdout = stdout_of_success(&run(format!("{}/index/", server.url)));
         assert!(local.status.success());
         assert_eq!(stdout, String::from_utf8_lossy(&local.stdout));
         assert!(
@@ -335,12 +336,7 @@ mod remote {
             .envs(server.env.iter().map(|(k, v)| (k, v)))
             .output()
             .expect("the example runs");
-        let stdout = String::from_utf8_lossy(&remote.stdout);
-        assert!(
-            remote.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&remote.stderr)
-        );
+        let stdout = stdout_of_success(&remote);
         assert_eq!(stdout, String::from_utf8_lossy(&local.stdout));
     }
 

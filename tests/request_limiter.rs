@@ -184,11 +184,20 @@ fn hold_the_only_turn(
     held
 }
 
+/// A limiter of one turn, and that turn, held (as [`hold_the_only_turn`]).
+fn a_limiter_of_one_held() -> (
+    RequestLimiter,
+    tokio_test::task::Spawn<impl std::future::Future<Output = ()>>,
+) {
+    let limiter = RequestLimiter::new(1);
+    let held = hold_the_only_turn(&limiter);
+    (limiter, held)
+}
+
 /// Bytes at hand (`try_read_at`) are served while every turn is taken.
 #[tokio::test]
 async fn bytes_at_hand_never_wait() {
-    let limiter = RequestLimiter::new(1);
-    let _held = hold_the_only_turn(&limiter);
+    let (limiter, _held) = a_limiter_of_one_held();
     let source = limiter.wrap(AtHandOnly(abi_testkit::pattern_vec(100)));
     let mut buf = [0u8; 10];
     assert_eq!(source.try_read_at(5, &mut buf), 10);
@@ -308,8 +317,7 @@ mod sharing {
 
     #[tokio::test]
     async fn near_waiting_reads_share_one_request_far_ones_do_not() {
-        let limiter = RequestLimiter::new(1);
-        let held = hold_the_only_turn(&limiter);
+        let (limiter, held) = a_limiter_of_one_held();
         let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Now)));
         // The first three fit in 128 KiB together; the last is 900 KB away.
         let ranges = [(0, 100), (1000, 100), (10_000, 4096), (900_000, 100)];
@@ -343,8 +351,7 @@ mod sharing {
 
     #[tokio::test]
     async fn reads_taken_along_by_a_dropped_read_wait_for_a_turn_again() {
-        let limiter = RequestLimiter::new(1);
-        let held = hold_the_only_turn(&limiter);
+        let (limiter, held) = a_limiter_of_one_held();
         // The shared request (at 0) never answers; a request of its own at 500 does.
         let source = Arc::new(limiter.wrap(Recording::new(|offset| {
             if offset == 0 {
@@ -376,8 +383,7 @@ mod sharing {
 
     #[tokio::test]
     async fn a_failed_shared_request_fails_each_read_naming_its_range() {
-        let limiter = RequestLimiter::new(1);
-        let held = hold_the_only_turn(&limiter);
+        let (limiter, held) = a_limiter_of_one_held();
         let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Fail)));
         let reads = waiting_reads(&source, &[(0, 100), (500, 100)]).await;
         drop(held);
@@ -406,8 +412,7 @@ mod sharing {
     /// along and then dropped leaves the others their answers.
     #[tokio::test]
     async fn shared_requests_slice_right_at_the_edges() {
-        let limiter = RequestLimiter::new(1);
-        let held = hold_the_only_turn(&limiter);
+        let (limiter, held) = a_limiter_of_one_held();
         let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Now)));
         let end = FILE as u64;
         let ranges = [
@@ -474,8 +479,7 @@ mod sharing {
     /// cache (or anything) keeping 100 bytes of it must not hold 64 KB it never counted.
     #[tokio::test]
     async fn a_small_part_does_not_pin_the_shared_buffer() {
-        let limiter = RequestLimiter::new(1);
-        let held = hold_the_only_turn(&limiter);
+        let (limiter, held) = a_limiter_of_one_held();
         let freed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let source = Arc::new(limiter.wrap(FreshBuffers(Arc::clone(&freed))));
         let ranges = [(0u64, 100usize), (64_000, 100)];

@@ -14,6 +14,16 @@ type CursorStream = AsyncBufferedInput<StreamFetch<Cursor<Vec<u8>>>>;
 type FilePositional = AsyncBufferedInput<PositionalFetch<FileSource>>;
 type MemoryPositional = AsyncBufferedInput<PositionalFetch<MemorySource>>;
 
+/// Calls `$check::<T>()` for each input type above (the four are checked alike).
+macro_rules! for_each_input {
+    ($check:ident) => {
+        $check::<FileStream>();
+        $check::<CursorStream>();
+        $check::<FilePositional>();
+        $check::<MemoryPositional>();
+    };
+}
+
 fn assert_send<T: Send>(_: &T) {}
 fn assert_send_sync_unpin<T: Send + Sync + Unpin>() {}
 fn assert_send_sync_copy<T: Send + Sync + Copy + 'static>() {}
@@ -23,10 +33,7 @@ fn assert_clone<T: Clone>() {}
 
 #[test]
 fn inputs_are_send_sync_unpin() {
-    assert_send_sync_unpin::<FileStream>();
-    assert_send_sync_unpin::<CursorStream>();
-    assert_send_sync_unpin::<FilePositional>();
-    assert_send_sync_unpin::<MemoryPositional>();
+    for_each_input!(assert_send_sync_unpin);
     assert_send_sync_unpin::<AsyncBufferedInput<PositionalFetch<SlowLink<MemorySource>>>>();
 }
 
@@ -41,10 +48,7 @@ fn fetchers_are_send_sync_unpin() {
 
 #[test]
 fn inputs_implement_tokio_io_traits() {
-    assert_tokio_io::<FileStream>();
-    assert_tokio_io::<CursorStream>();
-    assert_tokio_io::<FilePositional>();
-    assert_tokio_io::<MemoryPositional>();
+    for_each_input!(assert_tokio_io);
 }
 
 #[test]

@@ -58,6 +58,20 @@ pub fn criterion() -> Criterion<Clock> {
     Criterion::default().with_measurement(clock)
 }
 
+/// The bench's `main`: `criterion_group!` of `targets` with [`criterion`] as the config, then
+/// `criterion_main!`.
+macro_rules! clock_main {
+    ($($target:path),+ $(,)?) => {
+        criterion::criterion_group! {
+            name = benches;
+            config = $crate::clock::criterion();
+            targets = $($target),+
+        }
+        criterion::criterion_main!(benches);
+    };
+}
+pub(crate) use clock_main;
+
 impl Measurement for Clock {
     type Intermediate = u64;
     type Value = u64;

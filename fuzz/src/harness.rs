@@ -435,6 +435,19 @@ fn run_view(
                 }
             }};
         }
+        // A zig-zag varint read with `$try`, against the reference's `ReadKind::$kind`, whose
+        // value is a `Val::$val`.
+        macro_rules! zigzag {
+            ($kind:ident, $val:ident, $try:ident, $name:literal) => {{
+                let want = match reference::read(ReadKind::$kind, seen, at) {
+                    Ok((Val::$val(v), n)) => Ok((v, n)),
+                    Ok(other) => unreachable!("{other:?}"),
+                    Err(f) => Err(f),
+                };
+                let got = view.$try();
+                check_try(view, at, $name, got, want)?;
+            }};
+        }
         match op {
             ViewOp::I8 => {
                 let want = reference::take(seen, at, 1).ok().map(|b| b[0] as i8);
@@ -454,24 +467,8 @@ fn run_view(
                 let got = view.try_read_vlong();
                 check_try(view, at, "read_vlong", got, want)?;
             }
-            ViewOp::ZInt => {
-                let want = match reference::read(ReadKind::ZInt, seen, at) {
-                    Ok((Val::I32(v), n)) => Ok((v, n)),
-                    Ok(other) => unreachable!("{other:?}"),
-                    Err(f) => Err(f),
-                };
-                let got = view.try_read_zint();
-                check_try(view, at, "read_zint", got, want)?;
-            }
-            ViewOp::ZLong => {
-                let want = match reference::read(ReadKind::ZLong, seen, at) {
-                    Ok((Val::I64(v), n)) => Ok((v, n)),
-                    Ok(other) => unreachable!("{other:?}"),
-                    Err(f) => Err(f),
-                };
-                let got = view.try_read_zlong();
-                check_try(view, at, "read_zlong", got, want)?;
-            }
+            ViewOp::ZInt => zigzag!(ZInt, I32, try_read_zint, "read_zint"),
+            ViewOp::ZLong => zigzag!(ZLong, I64, try_read_zlong, "read_zlong"),
             ViewOp::String => {
                 let want = reference::string(seen, at);
                 let got = view.try_read_string();

@@ -41,7 +41,7 @@ pub(crate) struct Counts {
 }
 
 impl Counts {
-    fn of_stream(counted: &Counted) -> Self {
+    fn of_stream<R>(counted: &CountingSource<R>) -> Self {
         Self {
             reads: counted.reads(),
             seeks: counted.seeks(),
@@ -189,7 +189,7 @@ impl Readers {
                     let mut input =
                         AsyncBufferedInput::try_with_capacity(capacity()?, stream(start).await?)?;
                     input.seek_to(start);
-                    readers.push(Buffered(input));
+                    readers.push(Buffered { input, disk: None });
                 }
                 Readers::Buffered(readers)
             }
@@ -199,16 +199,8 @@ impl Readers {
                 for &start in starts {
                     let fetch = PositionalFetch::new(CountingPositional::new(shared.clone()))
                         .with_read_ahead(cell.read_ahead.unwrap_or_default());
-                    let mut input = AsyncBufferedInput::try_with_capacity(capacity()?, fetch)?;
-                    // Learn the length before the clock starts (one `len`, not a read), as the
-                    // stream readers' sources are opened and positioned before it: read-ahead
-                    // then stops at the end instead of asking past it.
-                    input
-                        .length()
-                        .await
-                        .map_err(|e| context(e, format!("{cell}: cannot find the length")))?;
-                    input.seek_to(start);
-                    readers.push(BufferedReadAhead(input));
+                    let input = positional_input(cell, capacity()?, fetch, start).await?;
+                    readers.push(BufferedReadAhead { input, disk: None });
                 }
                 Readers::BufferedReadAhead(readers)
             }
@@ -237,12 +229,7 @@ impl Readers {
                     let counted = CountingPositional::new(shared.clone());
                     let cached = Cached::with_key(counted, cache.clone(), key.as_str());
                     let fetch = PositionalFetch::new(cached);
-                    let mut input = AsyncBufferedInput::try_with_capacity(capacity()?, fetch)?;
-                    input
-                        .length()
-                        .await
-                        .map_err(|e| context(e, format!("{cell}: cannot find the length")))?;
-                    input.seek_to(start);
+                    let input = positional_input(cell, capacity()?, fetch, start).await?;
                     readers.push(CachedReader {
                         input,
                         disk: disk_baseline.take(),
@@ -308,82 +295,107 @@ impl Readers {
     }
 }
 
-/// [`AsyncBufferedInput`] over the counted stream: `seek_to` (no I/O) where a request does not
-/// continue the last, then `read_bytes`.
-pub(crate) struct Buffered(AsyncBufferedInput<StreamFetch<Counted>>);
+/// What reached the source under a reader's fetch.
+trait SourceCounts {
+    fn source_counts(&self) -> Counts;
+}
 
-impl RequestReader for Buffered {
-    #[inline]
-    fn read_at(
-        &mut self,
-        offset: u64,
-        buf: &mut [u8],
-    ) -> impl Future<Output = io::Result<()>> + Send {
-        if self.0.position() != offset {
-            self.0.seek_to(offset);
-        }
-        self.0.read_bytes(buf)
-    }
-
-    fn counts(&self) -> Counts {
-        Counts::of_stream(self.0.get_ref())
+impl<R: AsyncRead + AsyncSeek + Unpin> SourceCounts for StreamFetch<CountingSource<R>> {
+    fn source_counts(&self) -> Counts {
+        Counts::of_stream(self.get_ref())
     }
 }
 
-/// [`AsyncBufferedInput`] over a [`PositionalFetch`] with read-ahead over the counted
-/// positional source.
-pub(crate) struct BufferedReadAhead(AsyncBufferedInput<CountedPositional>);
-
-impl RequestReader for BufferedReadAhead {
-    #[inline]
-    fn read_at(
-        &mut self,
-        offset: u64,
-        buf: &mut [u8],
-    ) -> impl Future<Output = io::Result<()>> + Send {
-        if self.0.position() != offset {
-            self.0.seek_to(offset);
-        }
-        self.0.read_bytes(buf)
-    }
-
+impl<S: PositionalSource> SourceCounts for PositionalFetch<CountingPositional<S>> {
     /// What reached the positional source (see [`Counts::of_positional`]).
-    fn counts(&self) -> Counts {
-        Counts::of_positional(self.0.fetch().get_ref())
+    fn source_counts(&self) -> Counts {
+        Counts::of_positional(self.get_ref())
     }
 }
 
-/// [`AsyncBufferedInput`] over a [`PositionalFetch`] without read-ahead over the counted
-/// positional source read through the cell's [`BlockCache`].
-pub(crate) struct CachedReader {
-    input: AsyncBufferedInput<CachedCounted>,
-    // The first task's: the cell's cache, and its disk tier's hits when the cell began.
-    disk: Option<(BlockCache, u64)>,
-}
-
-impl RequestReader for CachedReader {
-    #[inline]
-    fn read_at(
-        &mut self,
-        offset: u64,
-        buf: &mut [u8],
-    ) -> impl Future<Output = io::Result<()>> + Send {
-        if self.input.position() != offset {
-            self.input.seek_to(offset);
-        }
-        self.input.read_bytes(buf)
-    }
-
+impl<S: PositionalSource> SourceCounts for PositionalFetch<Cached<CountingPositional<S>>> {
     /// The block loads this task made of the positional source, under the cache (see
     /// [`Counts::of_positional`]): the blocks it found cached, or loading for another task,
-    /// cost nothing. The first task adds the blocks the disk tier served the cell.
-    fn counts(&self) -> Counts {
-        let mut counts = Counts::of_positional(self.input.fetch().get_ref().get_ref());
-        if let Some((cache, baseline)) = &self.disk {
-            counts.disk_hits = cache.stats().disk_hits - baseline;
-        }
-        counts
+    /// cost nothing.
+    fn source_counts(&self) -> Counts {
+        Counts::of_positional(self.get_ref().get_ref())
     }
+}
+
+/// Declares a reader built on [`AsyncBufferedInput`] over the fetch `$fetch`, and its
+/// [`RequestReader`]: each request is a `seek_to` (no I/O) where it does not continue the last,
+/// then `read_bytes`; the counts are the fetch's [`SourceCounts`]. A non-generic struct per
+/// reader, not one generic struct: rustc cannot prove the harness's run future `Send` through
+/// a generic reader's `read_at` future (the higher-ranked auto trait bug,
+/// rust-lang/rust#64552).
+macro_rules! windowed_reader {
+    ($(#[$doc:meta])* $reader:ident($fetch:ty)) => {
+        $(#[$doc])*
+        pub(crate) struct $reader {
+            input: AsyncBufferedInput<$fetch>,
+            // The cached reader's first task's: the cell's cache, and its disk tier's hits
+            // when the cell began.
+            disk: Option<(BlockCache, u64)>,
+        }
+
+        impl RequestReader for $reader {
+            #[inline]
+            fn read_at(
+                &mut self,
+                offset: u64,
+                buf: &mut [u8],
+            ) -> impl Future<Output = io::Result<()>> + Send {
+                if self.input.position() != offset {
+                    self.input.seek_to(offset);
+                }
+                self.input.read_bytes(buf)
+            }
+
+            /// The fetch's [`SourceCounts`]; the cached reader's first task adds the blocks
+            /// the disk tier served the cell.
+            fn counts(&self) -> Counts {
+                let mut counts = self.input.fetch().source_counts();
+                if let Some((cache, baseline)) = &self.disk {
+                    counts.disk_hits = cache.stats().disk_hits - baseline;
+                }
+                counts
+            }
+        }
+    };
+}
+
+windowed_reader!(
+    /// [`AsyncBufferedInput`] over the counted stream.
+    Buffered(StreamFetch<Counted>)
+);
+windowed_reader!(
+    /// [`AsyncBufferedInput`] over a [`PositionalFetch`] with read-ahead over the counted
+    /// positional source.
+    BufferedReadAhead(CountedPositional)
+);
+windowed_reader!(
+    /// [`AsyncBufferedInput`] over a [`PositionalFetch`] without read-ahead over the counted
+    /// positional source read through the cell's [`BlockCache`].
+    CachedReader(CachedCounted)
+);
+
+/// `cell`'s input with a window of `capacity` over `fetch`, positioned at `start`. It learns the
+/// source's length now, before the clock starts (one `len`, not a read), as the stream readers'
+/// sources are opened and positioned before it: read-ahead then stops at the end instead of
+/// asking past it.
+async fn positional_input<S: PositionalSource>(
+    cell: Cell,
+    capacity: usize,
+    fetch: PositionalFetch<S>,
+    start: u64,
+) -> io::Result<AsyncBufferedInput<PositionalFetch<S>>> {
+    let mut input = AsyncBufferedInput::try_with_capacity(capacity, fetch)?;
+    input
+        .length()
+        .await
+        .map_err(|e| context(e, format!("{cell}: cannot find the length")))?;
+    input.seek_to(start);
+    Ok(input)
 }
 
 /// A request to a stream at `pos`: a seek where it does not continue the last (`pos` is where

@@ -5,7 +5,7 @@ use std::fmt;
 use std::io;
 use std::str::FromStr;
 
-use abi_testkit::splitmix64;
+use abi_testkit::{splitmix64, Zipf};
 
 /// The order in which a cell's requests visit the file.
 ///
@@ -325,10 +325,10 @@ impl Requests {
 /// regions.
 #[derive(Clone)]
 struct HotRegions {
-    // `cdf[k]`: the probability of a rank at most `k`; increasing, the last 1 (up to rounding).
-    // One per region: 8 bytes per 64 KiB of file.
-    cdf: Vec<f64>,
-    // Coprime with `cdf.len()`, so that `rank * scatter % len` is a permutation of the ranks.
+    // One rank per region: 8 bytes per 64 KiB of file.
+    zipf: Zipf,
+    // Coprime with the number of regions, so that `rank * scatter % regions` is a permutation
+    // of the ranks.
     scatter: u64,
 }
 
@@ -336,32 +336,22 @@ impl HotRegions {
     /// The popularity of `regions` regions (at least 1) under the Zipf exponent `s`.
     fn new(regions: u64, s: f64) -> Self {
         debug_assert!(regions > 0 && s >= 0.0);
-        let mut total = 0.0;
-        let mut cdf: Vec<f64> = (1..=regions)
-            .map(|k| {
-                total += (k as f64).powf(-s);
-                total
-            })
-            .collect();
-        for c in &mut cdf {
-            *c /= total;
-        }
+        let zipf = Zipf::new(regions as usize, s);
         // Near the golden ratio of the regions (Fibonacci hashing): consecutive ranks land far
         // apart, and the hottest regions spread over the whole file.
         let mut scatter = ((regions as f64 * 0.618_033_988_75) as u64).max(1);
         while gcd(scatter, regions) != 1 {
             scatter += 1;
         }
-        debug_assert!(cdf.windows(2).all(|w| w[0] <= w[1]));
-        Self { cdf, scatter }
+        Self { zipf, scatter }
     }
 
     /// The region picked by `u`, uniform in `[0, 1)`: the rank whose share of the cumulative
     /// distribution holds `u`, scattered.
     #[inline]
     fn pick(&self, u: f64) -> u64 {
-        let n = self.cdf.len() as u64;
-        let rank = (self.cdf.partition_point(|&c| c <= u) as u64).min(n - 1);
+        let n = self.zipf.len() as u64;
+        let rank = self.zipf.rank(u) as u64;
         let region = (u128::from(rank) * u128::from(self.scatter) % u128::from(n)) as u64;
         debug_assert!(region < n);
         region
@@ -372,7 +362,7 @@ impl fmt::Debug for HotRegions {
     /// The number of regions and the permutation, not the distribution.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HotRegions")
-            .field("regions", &self.cdf.len())
+            .field("regions", &self.zipf.len())
             .field("scatter", &self.scatter)
             .finish()
     }

@@ -2,6 +2,8 @@
 //! measures and reports, source by source, and that its verification catches wrong bytes. No
 //! test asserts a speed.
 
+mod common;
+
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -1047,15 +1049,7 @@ async fn the_table_is_aligned_and_says_its_units() {
         &table,
         "verified: 18 cells and 1 limit row read the file's bytes",
     );
-    assert!(
-        table
-            .lines()
-            .any(|l| l.starts_with("  AsyncBufferedInput+RA ")
-                && l.contains(
-                    "  AsyncBufferedInput over the source's positional reads with read-ahead"
-                )),
-        "{table}"
-    );
+    common::assert_read_ahead_legend(&table);
     assert!(!table.contains("Not shown"), "{table}");
     let lines: Vec<&str> = table.lines().collect();
     let header = lines.iter().position(|l| l.starts_with("source ")).unwrap();

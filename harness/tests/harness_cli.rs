@@ -6,6 +6,8 @@
 //! no-op when `cargo test` has just built it), in the same target folder, profile and features
 //! as this test.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -281,15 +283,7 @@ fn the_default_output_is_a_table_and_the_temporary_file_is_deleted() {
         &table,
         "verified: 10 cells and 1 limit row read the file's bytes",
     );
-    assert!(
-        table
-            .lines()
-            .any(|l| l.starts_with("  AsyncBufferedInput+RA ")
-                && l.contains(
-                    "  AsyncBufferedInput over the source's positional reads with read-ahead"
-                )),
-        "{table}"
-    );
+    common::assert_read_ahead_legend(&table);
     for name in [
         "write ",
         "limit ",

@@ -37,6 +37,18 @@ fn object_file() -> (String, Vec<u8>) {
     (name, data)
 }
 
+/// The base URL nginx serves at (`ABI_HTTP_URL`), without a trailing `/`.
+fn http_base() -> String {
+    env("ABI_HTTP_URL").trim_end_matches('/').to_owned()
+}
+
+/// The local copy of the object ([`object_file`]) and its URL on nginx.
+fn http_object() -> (String, Vec<u8>, String) {
+    let (name, data) = object_file();
+    let url = format!("{}/{name}", http_base());
+    (name, data, url)
+}
+
 /// Every reader at `sizes` over `url`, within generous budgets (a hung server fails the test
 /// instead of hanging it).
 async fn run_every_reader(url: &str, sizes: &[usize]) -> Report {
@@ -121,8 +133,7 @@ fn gets_in_access_log(name: &str) -> Option<u64> {
 #[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
 async fn every_reader_reads_the_same_bytes_over_http() {
     let _alone = HTTP_OBJECT.lock().await;
-    let (name, data) = object_file();
-    let url = format!("{}/{name}", env("ABI_HTTP_URL").trim_end_matches('/'));
+    let (name, data, url) = http_object();
     let sizes = [4096, 65536];
     let before = gets_in_access_log(&name);
     let report = run_every_reader(&url, &sizes).await;
@@ -154,8 +165,7 @@ async fn every_reader_reads_the_same_bytes_over_http() {
 #[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
 async fn read_ahead_shapes_and_object_stores_buf_reader_over_http() {
     let _alone = HTTP_OBJECT.lock().await;
-    let (name, data) = object_file();
-    let url = format!("{}/{name}", env("ABI_HTTP_URL").trim_end_matches('/'));
+    let (_, data, url) = http_object();
     let fixed = ReadAhead::new(256 << 10, 4);
     let report = Plan::new(Source::from_url(&url).unwrap())
         .sizes([65536])
@@ -214,10 +224,7 @@ async fn every_reader_reads_the_same_bytes_over_s3() {
 #[tokio::test]
 #[ignore = "needs an HTTP server on 127.0.0.1: run .ci/run"]
 async fn a_missing_object_is_named() {
-    let url = format!(
-        "{}/no-such-object.bin",
-        env("ABI_HTTP_URL").trim_end_matches('/')
-    );
+    let url = format!("{}/no-such-object.bin", http_base());
     let err = Plan::new(Source::from_url(&url).unwrap())
         .run()
         .await

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use abi_testkit::{assert_contains, word_pattern_vec as pattern};
-use throughput_harness::{Cell, Pattern, Plan, ReaderKind, Source};
+use throughput_harness::{Cell, Pattern, Plan, ReaderKind, Report, Source};
 
 const REGION: u64 = Pattern::TERMS_REGION;
 
@@ -34,6 +34,14 @@ fn requests(cell: &Cell, file_len: u64, seed: u64, n: u64) -> Vec<Vec<(u64, usiz
         .seed(seed)
         .random_requests(n)
         .requests(cell, file_len)
+}
+
+/// Runs `plan` and checks that every cell was verified and none failed.
+async fn run_verified(plan: &Plan) -> Report {
+    let report = plan.run().await.unwrap();
+    assert!(report.verified(), "{report}");
+    assert!(report.failures().is_empty(), "{report}");
+    report
 }
 
 /// How many requests land in each region, the most requested first.
@@ -178,9 +186,7 @@ async fn a_terms_run_over_a_file_verifies_every_lookup() {
         .readers(readers)
         .random_requests(2000)
         .seed(5);
-    let report = plan.run().await.unwrap();
-    assert!(report.verified(), "{report}");
-    assert!(report.failures().is_empty(), "{report}");
+    let report = run_verified(&plan).await;
     let source = &report.sources[0];
     assert_eq!(source.file_len, len);
     assert_eq!(source.cells.len(), 2 * 4);
@@ -281,9 +287,7 @@ async fn the_cached_reader_verifies_lookups_and_saves_source_reads() {
         .random_requests(3000)
         .repetitions(2)
         .seed(9);
-    let report = plan.run().await.unwrap();
-    assert!(report.verified(), "{report}");
-    assert!(report.failures().is_empty(), "{report}");
+    let report = run_verified(&plan).await;
     let source = &report.sources[0];
     assert_eq!(source.cells.len(), 2 * 2);
     for size in [100, 300] {

@@ -4,7 +4,8 @@
 //!
 //! - **Content**: [`pattern`] / [`pattern_vec`] (a byte per offset) and [`fill_word_pattern`] /
 //!   [`word_pattern_vec`] (the harness's, a word at a time): deterministic, non-periodic file content;
-//!   [`splitmix64`] and [`Rng`] for reproducible sweeps, [`XorShift64`] for the benches' data.
+//!   [`splitmix64`] and [`Rng`] for reproducible sweeps, [`XorShift64`] for the benches' data,
+//!   [`Zipf`] for the term-lookup workloads' skew.
 //! - **Checks**: [`assert_bytes`] names the first differing offset; [`assert_contains`] and
 //!   [`assert_count`] print the whole text they looked in; [`chain`], [`causes`],
 //!   [`has_input_error_payload`], [`assert_msg_mentions`] and [`assert_source_error`] look into
@@ -49,6 +50,7 @@ mod seek;
 mod server_env;
 mod temp_file;
 mod xorshift;
+mod zipf;
 
 pub use assert_bytes::assert_bytes;
 pub use assert_text::{assert_contains, assert_count};
@@ -72,3 +74,4 @@ pub use rng::{splitmix64, Rng};
 pub use server_env::{object_file, server_var};
 pub use temp_file::{temp_std_file_in, temp_tokio_file};
 pub use xorshift::XorShift64;
+pub use zipf::Zipf;

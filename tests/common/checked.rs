@@ -136,6 +136,13 @@ impl<F: Fetch> Checked<F> {
         format!("{what}\n  recent ops:{}", self.history)
     }
 
+    /// A read `op` that succeeded must not have been one the model says ends past the end
+    /// (`eof`).
+    #[track_caller]
+    fn assert_not_past_end(&self, eof: bool, op: &str, ctx: &str) {
+        assert!(!eof, "{op} succeeded past the end: {}", self.ctx(ctx));
+    }
+
     /// Checks `position()`, `window()` and `buffer()` against the model.
     #[track_caller]
     pub fn check(&self, after: &str) {
@@ -272,11 +279,7 @@ impl<F: Fetch> Checked<F> {
         let eof = count > 0 && self.pos + 4 * count as u64 > self.len();
         match res {
             Ok(()) => {
-                assert!(
-                    !eof,
-                    "read_u32_into succeeded past the end: {}",
-                    self.ctx(&ctx)
-                );
+                self.assert_not_past_end(eof, "read_u32_into", &ctx);
                 let p = self.pos as usize;
                 for (i, (&v, b)) in values
                     .iter()
@@ -349,11 +352,7 @@ impl<F: Fetch> Checked<F> {
         let eof = n > 0 && self.pos + n as u64 > self.len();
         match res {
             Ok(()) => {
-                assert!(
-                    !eof,
-                    "read_bytes succeeded past the end: {}",
-                    self.ctx(&ctx)
-                );
+                self.assert_not_past_end(eof, "read_bytes", &ctx);
                 if n > 0 {
                     let p = self.pos as usize;
                     assert_bytes(&buf, &self.data[p..p + n], self.pos, &self.ctx(&ctx));
@@ -374,7 +373,7 @@ impl<F: Fetch> Checked<F> {
         let eof = self.pos >= self.len();
         match res {
             Ok(b) => {
-                assert!(!eof, "read_byte succeeded past the end: {}", self.ctx(&ctx));
+                self.assert_not_past_end(eof, "read_byte", &ctx);
                 assert_eq!(
                     b,
                     self.data[self.pos as usize],
@@ -404,11 +403,7 @@ impl<F: Fetch> Checked<F> {
         let eof = n > 0 && self.pos + n as u64 > self.len();
         match res {
             Ok(bytes) => {
-                assert!(
-                    !eof,
-                    "read_bytes_owned succeeded past the end: {}",
-                    self.ctx(ctx)
-                );
+                self.assert_not_past_end(eof, "read_bytes_owned", ctx);
                 assert_eq!(bytes.len(), n, "read_bytes_owned length: {}", self.ctx(ctx));
                 if n > 0 {
                     let p = self.pos as usize;

@@ -1,5 +1,4 @@
 use std::fmt;
-use std::iter::Sum;
 use std::ops::{Add, Sub};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -121,17 +120,7 @@ impl Sub for BlockCacheStats {
     }
 }
 
-impl Sum for BlockCacheStats {
-    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
-        iter.fold(Self::default(), Add::add)
-    }
-}
-
-impl<'a> Sum<&'a BlockCacheStats> for BlockCacheStats {
-    fn sum<I: Iterator<Item = &'a Self>>(iter: I) -> Self {
-        iter.copied().sum()
-    }
-}
+crate::stats::sum_by_add!(BlockCacheStats);
 
 impl fmt::Display for BlockCacheStats {
     /// One line: `hits 3, misses 1, coalesced 0, ...`, every field in declaration order.

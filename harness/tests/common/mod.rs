@@ -1,0 +1,15 @@
+//! Checks the harness's test binaries share (each includes this module with `mod common;`).
+
+/// The table has a legend line for the read-ahead reader: its row label, then what it is.
+#[track_caller]
+pub fn assert_read_ahead_legend(table: &str) {
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("  AsyncBufferedInput+RA ")
+                && l.contains(
+                    "  AsyncBufferedInput over the source's positional reads with read-ahead"
+                )),
+        "{table}"
+    );
+}
