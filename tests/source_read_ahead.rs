@@ -500,23 +500,28 @@ async fn logged_run<S: PositionalSource>(
     input.fetch().source().log.lock().unwrap()[start..].to_vec()
 }
 
-/// Over a link slower than the consumer, the default read-ahead starts with 64 KiB chunks 2
-/// at a time, and grows by 4x in a few waits (the depth first, then the chunk size) to 4 MiB
-/// chunks: the link's 2 ms make every request slow; a read elsewhere starts it small again.
-#[tokio::test(start_paused = true)]
-async fn adaptive_read_ahead_grows_over_a_slow_link_and_starts_small_after_a_seek() {
-    let len = 64 << 20;
-    let link = SlowLink::new(
-        MemorySource::new(pattern_vec(len)),
-        Duration::from_millis(2),
-        1_000_000_000,
-    );
+/// An input with the default read-ahead over `len` bytes behind a [`SlowLink`] of `latency`
+/// per request and `bandwidth` bytes per second, its requests logged.
+fn logged_link(
+    len: usize,
+    latency: Duration,
+    bandwidth: u64,
+) -> AsyncBufferedInput<PositionalFetch<Logged<SlowLink<MemorySource>>>> {
+    let link = SlowLink::new(MemorySource::new(pattern_vec(len)), latency, bandwidth);
     let fetch = PositionalFetch::new(Logged {
         inner: link,
         log: Mutex::default(),
     })
     .with_read_ahead(ReadAhead::default());
-    let mut input = AsyncBufferedInput::new(fetch);
+    AsyncBufferedInput::new(fetch)
+}
+
+/// Over a link slower than the consumer, the default read-ahead starts with 64 KiB chunks 2
+/// at a time, and grows by 4x in a few waits (the depth first, then the chunk size) to 4 MiB
+/// chunks: the link's 2 ms make every request slow; a read elsewhere starts it small again.
+#[tokio::test(start_paused = true)]
+async fn adaptive_read_ahead_grows_over_a_slow_link_and_starts_small_after_a_seek() {
+    let mut input = logged_link(64 << 20, Duration::from_millis(2), 1_000_000_000);
     let ahead = ReadAhead::default();
 
     for from in [0, 40 << 20] {
@@ -558,18 +563,7 @@ async fn adaptive_read_ahead_grows_over_a_slow_link_and_starts_small_after_a_see
 /// 4) and no further, where larger chunks would only cost the caches (nginx on loopback).
 #[tokio::test(start_paused = true)]
 async fn adaptive_read_ahead_stops_at_a_mebibyte_in_flight_when_requests_are_quick() {
-    let len = 32 << 20;
-    let link = SlowLink::new(
-        MemorySource::new(pattern_vec(len)),
-        Duration::from_micros(100),
-        100_000_000_000,
-    );
-    let fetch = PositionalFetch::new(Logged {
-        inner: link,
-        log: Mutex::default(),
-    })
-    .with_read_ahead(ReadAhead::default());
-    let mut input = AsyncBufferedInput::new(fetch);
+    let mut input = logged_link(32 << 20, Duration::from_micros(100), 100_000_000_000);
     let log = logged_run(&mut input, 0, 16 << 20).await;
     let chunks: Vec<usize> = log[1..].iter().map(|&(_, len)| len).collect();
     let largest = *chunks.iter().max().unwrap();
@@ -583,16 +577,7 @@ async fn adaptive_read_ahead_stops_at_a_mebibyte_in_flight_when_requests_are_qui
         "and stays there: {chunks:?}"
     );
     // The same source made slow (2 ms a request) lets it grow on.
-    let slow = PositionalFetch::new(Logged {
-        inner: SlowLink::new(
-            MemorySource::new(pattern_vec(len)),
-            ReadAhead::SLOW_REQUEST,
-            100_000_000_000,
-        ),
-        log: Mutex::default(),
-    })
-    .with_read_ahead(ReadAhead::default());
-    let mut input = AsyncBufferedInput::new(slow);
+    let mut input = logged_link(32 << 20, ReadAhead::SLOW_REQUEST, 100_000_000_000);
     let log = logged_run(&mut input, 0, 16 << 20).await;
     assert!(
         log.iter()
