@@ -179,6 +179,26 @@ mod object_store_backend {
         );
     }
 
+    /// A source opened with a `HEAD` (or given its length) tells its input the length at
+    /// once: `known_length` answers before any read, for the input, its clones and slices.
+    #[tokio::test]
+    async fn an_opened_object_s_length_is_known_at_once() {
+        use async_buffered_input::fetch::PositionalFetch;
+        use async_buffered_input::source::ObjectStoreSource;
+        use async_buffered_input::AsyncBufferedInput;
+        let store = store().await;
+        let source = ObjectStoreSource::open(store.clone(), Path::from("idx/b.bin"), "mem:b.bin")
+            .await
+            .unwrap();
+        let input = AsyncBufferedInput::new(PositionalFetch::new(source));
+        assert_eq!(input.known_length(), Some(70_000));
+        assert_eq!(input.clone().known_length(), Some(70_000));
+        let given = ObjectStoreSource::with_length(store, Path::from("idx/a.bin"), "mem:a", 10);
+        let mut input = AsyncBufferedInput::new(PositionalFetch::new(given));
+        assert_eq!(input.known_length(), Some(10));
+        assert_eq!(input.read_bytes_owned(10).await.unwrap(), pattern_vec(10));
+    }
+
     #[tokio::test]
     async fn a_listed_length_is_not_asked_again() {
         let store = store().await;

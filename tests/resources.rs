@@ -78,7 +78,14 @@ async fn a_slice_never_asks_the_length_once_it_is_known() {
         1000,
     ))));
     let input = AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));
+    // The counting wrapper does not pass on `known_len`: the length is unknown until asked.
     assert_eq!(input.known_length(), None);
+    let plain = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(pattern_vec(7))));
+    assert_eq!(
+        plain.known_length(),
+        Some(7),
+        "a memory source knows its length"
+    );
     // A parent shared behind an `Arc`, whose length was never asked: the first slice asks it,
     // and the parent keeps it (`&self` is enough). Its clones, its slices and their slices never
     // ask again.

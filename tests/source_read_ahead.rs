@@ -500,9 +500,9 @@ async fn logged_run<S: PositionalSource>(
     input.fetch().source().log.lock().unwrap()[start..].to_vec()
 }
 
-/// Over a link slower than the consumer, the default read-ahead starts with 64 KiB chunks and
-/// grows them to 1 MiB in a few waits (4x while small, as the kernel's readahead), then
-/// deepens; a read elsewhere starts it small again.
+/// Over a link slower than the consumer, the default read-ahead starts with 64 KiB chunks 2
+/// at a time, and grows by 4x in a few waits (the depth first, then the chunk size) to 4 MiB
+/// chunks: the link's 2 ms make every request slow; a read elsewhere starts it small again.
 #[tokio::test(start_paused = true)]
 async fn adaptive_read_ahead_grows_over_a_slow_link_and_starts_small_after_a_seek() {
     let len = 64 << 20;
@@ -551,6 +551,54 @@ async fn adaptive_read_ahead_grows_over_a_slow_link_and_starts_small_after_a_see
         let bytes: usize = chunks.iter().sum();
         assert!(bytes <= (16 << 20) + ahead.memory_bound(), "{bytes}");
     }
+}
+
+/// Over a link with little latency (100 us a request), the consumer still waits for chunks,
+/// but requests are never slow: the default read-ahead grows to 1 MiB in flight (256 KiB x
+/// 4) and no further, where larger chunks would only cost the caches (nginx on loopback).
+#[tokio::test(start_paused = true)]
+async fn adaptive_read_ahead_stops_at_a_mebibyte_in_flight_when_requests_are_quick() {
+    let len = 32 << 20;
+    let link = SlowLink::new(
+        MemorySource::new(pattern_vec(len)),
+        Duration::from_micros(100),
+        100_000_000_000,
+    );
+    let fetch = PositionalFetch::new(Logged {
+        inner: link,
+        log: Mutex::default(),
+    })
+    .with_read_ahead(ReadAhead::default());
+    let mut input = AsyncBufferedInput::new(fetch);
+    let log = logged_run(&mut input, 0, 16 << 20).await;
+    let chunks: Vec<usize> = log[1..].iter().map(|&(_, len)| len).collect();
+    let largest = *chunks.iter().max().unwrap();
+    assert_eq!(
+        largest * ReadAhead::DEFAULT_DEPTH,
+        ReadAhead::CHEAP_IN_FLIGHT,
+        "grows to 256 KiB x 4: {chunks:?}"
+    );
+    assert!(
+        chunks.iter().filter(|&&c| c == largest).count() > 40,
+        "and stays there: {chunks:?}"
+    );
+    // The same source made slow (2 ms a request) lets it grow on.
+    let slow = PositionalFetch::new(Logged {
+        inner: SlowLink::new(
+            MemorySource::new(pattern_vec(len)),
+            ReadAhead::SLOW_REQUEST,
+            100_000_000_000,
+        ),
+        log: Mutex::default(),
+    })
+    .with_read_ahead(ReadAhead::default());
+    let mut input = AsyncBufferedInput::new(slow);
+    let log = logged_run(&mut input, 0, 16 << 20).await;
+    assert!(
+        log.iter()
+            .any(|&(_, len)| len == ReadAhead::DEFAULT_CHUNK_SIZE),
+        "{log:?}"
+    );
 }
 
 /// Over a source that answers at once, the consumer never waits: read-ahead stays small.

@@ -1,4 +1,5 @@
 use std::io;
+use std::time::Duration;
 
 /// How far a [`PositionalFetch`](super::PositionalFetch) reads ahead of sequential reads.
 ///
@@ -11,15 +12,21 @@ use std::io;
 /// Two shapes:
 ///
 /// - [`fixed`](Self::new): chunks of `chunk_size` bytes, `depth` at a time, always;
-/// - [`adaptive`](Self::adaptive), the default: as the Linux kernel grows its readahead window,
-///   it starts small (64 KiB chunks, 2 at a time) on the first sequential reads, and each time
-///   the consumer has to wait for a chunk still in flight (the source is slower than the
-///   consumer: a local disk, a mount, a network link), it grows the chunk size up to
-///   `chunk_size`, then the depth up to `depth`: by 4x while what it keeps in flight is under a
-///   sixteenth of [`memory_bound`](Self::memory_bound), by 2x after (64 KiB, 256 KiB, 1 MiB,
-///   2 MiB, 4 MiB, then 4 chunks by default). A read elsewhere starts it small again. On
-///   a cached local file it stays small (nothing is requested at all), on a 2 ms link it grows
-///   to its largest.
+/// - [`adaptive`](Self::adaptive), the default: as the Linux kernel grows its readahead window, it
+///   starts small (64 KiB chunks, 2 at a time) on the first sequential reads, and each time the
+///   consumer has to wait for a chunk still in flight (the source is slower than the consumer: a
+///   local disk, a mount, a network link), it grows by 4x, the depth up to `depth` first, then the
+///   chunk size up to `chunk_size` (by default 64 KiB x 2, 64 KiB x 4, 256 KiB x 4, 1 MiB x 4, 4
+///   MiB x 4). Up to [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT) (1 MiB) in flight it grows at every
+///   wait; past it only while the requests it waits for are slow
+///   ([`SLOW_REQUEST`](Self::SLOW_REQUEST): it waited for at least 2 at its shape, and no chunk at
+///   its shape came back in under 2 ms). A link's latency is what more in flight can hide; a fast
+///   source on loopback (nginx, an FTP server) keeps a consumer waiting because both share the CPU,
+///   and there chunks of 4 MiB only leave the caches between the copy that collects a chunk and the
+///   copy that hands it out (nginx on loopback: 256 KiB x 4 reaches about 1.0-1.5x the 1 MiB limit
+///   row, 4 MiB x 4 0.4-0.6x; BENCHMARKS.md). A read elsewhere starts it small again. On a cached
+///   local file it stays small (nothing is requested at all), on a 2 ms link it grows to its
+///   largest.
 ///
 /// On a FUSE mount that reads each file as one stream and restarts it for a read far from
 /// where it is (an `rclone mount` without its VFS cache, over FTP or HTTP), chunks in flight
@@ -64,6 +71,19 @@ impl ReadAhead {
     pub const INITIAL_CHUNK_SIZE: usize = 64 << 10;
     /// ... 2 at a time (or its most, if fewer).
     pub const INITIAL_DEPTH: usize = 2;
+    /// An adaptive read-ahead grows up to this much in flight (`chunk * depth`, 1 MiB: 256 KiB
+    /// x 4 by default) whenever the consumer waits; past it, only once the requests it waits
+    /// for are slow (see [`SLOW_REQUEST`](Self::SLOW_REQUEST)).
+    pub const CHEAP_IN_FLIGHT: usize = 1 << 20;
+    /// Requests are slow when the consumer has waited for at least
+    /// [`SLOW_WAITS`](Self::SLOW_WAITS) at a shape and no chunk at that shape came back in
+    /// less than this (2 ms) after it was asked: the link's latency, not its bandwidth or the
+    /// CPU, keeps the consumer waiting, and more in flight than
+    /// [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT) pays (1 MiB per 2 ms is at most 500 MiB/s).
+    /// Not one slow request: a busy machine makes some requests slow on any link.
+    pub const SLOW_REQUEST: Duration = Duration::from_millis(2);
+    /// How many requests waited for at a shape it takes to tell whether they are slow: 2.
+    pub const SLOW_WAITS: u32 = 2;
 
     /// Chunks of `chunk_size` bytes, at most `depth` of them at a time, always (fixed).
     ///
@@ -150,23 +170,27 @@ impl ReadAhead {
         (self.initial_chunk, self.initial_depth)
     }
 
-    /// The shape after `(chunk, depth)` once the consumer waited for a chunk in flight: the
-    /// growth rule, in this one place. The chunk size grows up to `chunk_size`, then the depth
-    /// up to `depth`: by 4x while `chunk * depth` is under a sixteenth of
-    /// [`memory_bound`](Self::memory_bound), by 2x after, as the Linux kernel grows its
-    /// readahead window. A slow link reaches the full shape in a few waits; a fixed read-ahead
-    /// is at its full shape from the start.
-    pub(crate) fn grown(&self, (chunk, depth): (usize, usize)) -> (usize, usize) {
-        let factor = if chunk.saturating_mul(depth) < self.memory_bound() / 16 {
-            4
+    /// The shape after `(chunk, depth)` once the consumer waited for a request, `fastest` the least
+    /// time a chunk at this shape took (zero if the consumer waited for fewer than
+    /// [`SLOW_WAITS`](Self::SLOW_WAITS)): the growth rule, in this one place. The depth grows by 4x
+    /// up to `depth`, then the chunk size by 4x up to `chunk_size` (several small chunks before a
+    /// few large ones); past [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT) in flight only if `fastest`
+    /// is at least [`SLOW_REQUEST`](Self::SLOW_REQUEST). A fixed read-ahead is at its full shape
+    /// from the start.
+    pub(crate) fn grown(
+        &self,
+        (chunk, depth): (usize, usize),
+        fastest: Duration,
+    ) -> (usize, usize) {
+        const FACTOR: usize = 4;
+        let grown = if depth < self.depth {
+            (chunk, depth.saturating_mul(FACTOR).min(self.depth))
         } else {
-            2
+            (chunk.saturating_mul(FACTOR).min(self.chunk_size), depth)
         };
-        let grown = if chunk < self.chunk_size {
-            (chunk.saturating_mul(factor).min(self.chunk_size), depth)
-        } else {
-            (chunk, depth.saturating_mul(factor).min(self.depth))
-        };
+        if grown.0.saturating_mul(grown.1) > Self::CHEAP_IN_FLIGHT && fastest < Self::SLOW_REQUEST {
+            return (chunk, depth); // a fast source: larger shapes only cost the caches
+        }
         debug_assert!(grown.0 <= self.chunk_size && grown.1 <= self.depth);
         grown
     }
@@ -194,12 +218,13 @@ mod tests {
         );
     }
 
-    /// The shapes an adaptive read-ahead goes through, wait after wait, as its docs list them.
-    fn shapes(read_ahead: ReadAhead) -> Vec<(usize, usize)> {
+    /// The shapes an adaptive read-ahead goes through, the fastest of the requests waited
+    /// for at each taking `took`.
+    fn shapes(read_ahead: ReadAhead, took: Duration) -> Vec<(usize, usize)> {
         let mut shapes = vec![read_ahead.initial_shape()];
         loop {
             let last = *shapes.last().unwrap();
-            let next = read_ahead.grown(last);
+            let next = read_ahead.grown(last, took);
             if next == last {
                 return shapes;
             }
@@ -207,40 +232,54 @@ mod tests {
         }
     }
 
+    const K: usize = 1 << 10;
+    const M: usize = 1 << 20;
+    const SLOW: Duration = ReadAhead::SLOW_REQUEST;
+    const FAST: Duration = Duration::from_micros(1999);
+
     #[test]
-    fn the_default_grows_by_4x_then_2x_the_chunk_then_the_depth() {
-        const K: usize = 1 << 10;
-        const M: usize = 1 << 20;
+    fn over_slow_requests_the_default_grows_the_depth_then_the_chunk_by_4x() {
         assert_eq!(
-            shapes(ReadAhead::default()),
+            shapes(ReadAhead::default(), SLOW),
+            [(64 * K, 2), (64 * K, 4), (256 * K, 4), (M, 4), (4 * M, 4)]
+        );
+        assert_eq!(
+            shapes(ReadAhead::new(M, 3), SLOW),
+            [(M, 3)],
+            "fixed: never grows"
+        );
+        assert_eq!(
+            shapes(ReadAhead::adaptive(100 * K, 8), SLOW),
+            [(64 * K, 2), (64 * K, 8), (100 * K, 8)],
+            "capped at the largest chunk"
+        );
+        assert_eq!(
+            shapes(ReadAhead::adaptive(4 * M, 16), SLOW),
             [
                 (64 * K, 2),
-                (256 * K, 2),
-                (M, 2),
-                (2 * M, 2),
-                (4 * M, 2),
-                (4 * M, 4)
+                (64 * K, 8),
+                (64 * K, 16),
+                (256 * K, 16),
+                (M, 16),
+                (4 * M, 16)
             ]
         );
-        assert_eq!(shapes(ReadAhead::new(M, 3)), [(M, 3)], "fixed: never grows");
+    }
+
+    #[test]
+    fn over_fast_requests_it_stops_at_a_mebibyte_in_flight() {
         assert_eq!(
-            shapes(ReadAhead::adaptive(100 * K, 8)),
-            [(64 * K, 2), (100 * K, 2), (100 * K, 4), (100 * K, 8)],
-            "past a sixteenth of the bound: by 2x, capped at the largest chunk"
+            shapes(ReadAhead::default(), FAST),
+            [(64 * K, 2), (64 * K, 4), (256 * K, 4)]
         );
         assert_eq!(
-            shapes(ReadAhead::adaptive(4 * M, 16)),
-            [
-                (64 * K, 2),
-                (256 * K, 2),
-                (M, 2),
-                (4 * M, 2),
-                (4 * M, 4),
-                (4 * M, 8),
-                (4 * M, 16)
-            ],
-            "under a sixteenth of the bound: by 4x"
+            shapes(ReadAhead::adaptive(4 * M, 16), FAST),
+            [(64 * K, 2), (64 * K, 8), (64 * K, 16)]
         );
+        // Once requests turn slow, it grows on from where it stopped.
+        let default = ReadAhead::default();
+        assert_eq!(default.grown((256 * K, 4), SLOW), (M, 4));
+        assert_eq!(default.grown((M, 4), FAST), (M, 4));
     }
 
     #[test]

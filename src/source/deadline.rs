@@ -136,6 +136,8 @@ impl<S: PositionalSource> PositionalSource for Deadline<S> {
     }
 
     forward!(inner =>
+        /// The inner source's (no request).
+        known_len,
         /// The inner source's (it never waits).
         try_read_at,
         resource, description, release_buffers

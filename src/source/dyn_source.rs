@@ -65,6 +65,7 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 trait ErasedSource: Send + Sync + 'static {
     fn erased_read_at(&self, offset: u64, len: usize) -> BoxFuture<'_, io::Result<Bytes>>;
     fn erased_len(&self) -> BoxFuture<'_, io::Result<u64>>;
+    fn erased_known_len(&self) -> Option<u64>;
     fn erased_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize;
     fn erased_resource(&self) -> Option<String>;
     fn erased_description(&self) -> String;
@@ -78,6 +79,10 @@ impl<S: PositionalSource> ErasedSource for S {
 
     fn erased_len(&self) -> BoxFuture<'_, io::Result<u64>> {
         Box::pin(self.len())
+    }
+
+    fn erased_known_len(&self) -> Option<u64> {
+        self.known_len()
     }
 
     fn erased_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
@@ -106,6 +111,11 @@ impl PositionalSource for DynSource {
     /// The source's `len`, as one boxed future.
     fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
         self.inner.erased_len()
+    }
+
+    /// The source's `known_len` (no box).
+    fn known_len(&self) -> Option<u64> {
+        self.inner.erased_known_len()
     }
 
     /// The source's `try_read_at` (no box).

@@ -30,6 +30,12 @@ macro_rules! forward {
             $crate::source::forward::forward!(@inner $self $inner).len()
         }
     };
+    (@method $self:ident $inner:tt [$($doc:tt)*] known_len) => {
+        $($doc)*
+        fn known_len(&$self) -> Option<u64> {
+            $crate::source::forward::forward!(@inner $self $inner).known_len()
+        }
+    };
     (@method $self:ident $inner:tt [$($doc:tt)*] try_read_at) => {
         $($doc)*
         fn try_read_at(&$self, offset: u64, buf: &mut [u8]) -> usize {

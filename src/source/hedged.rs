@@ -310,6 +310,8 @@ impl<S: PositionalSource> PositionalSource for Hedged<S> {
     }
 
     forward!(inner =>
+        /// The inner source's (no request).
+        known_len,
         /// The inner source's length, not hedged.
         ///
         /// # Errors

@@ -141,6 +141,8 @@ impl<S: PositionalSource> PositionalSource for Limited<S> {
     }
 
     forward!(inner =>
+        /// The inner source's (no request).
+        known_len,
         /// The inner source's, without waiting for a turn (it never waits).
         try_read_at,
         resource, description, release_buffers

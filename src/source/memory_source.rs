@@ -53,6 +53,10 @@ impl PositionalSource for MemorySource {
         ready(Ok(self.data.len() as u64))
     }
 
+    fn known_len(&self) -> Option<u64> {
+        Some(self.data.len() as u64)
+    }
+
     /// "memory (N bytes)": bytes in memory have no name, and no [`resource`](Self::resource)
     /// (which would share [cached](crate::source::Cached) blocks with every other source of
     /// the same name).

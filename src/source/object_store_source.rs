@@ -293,6 +293,11 @@ impl PositionalSource for ObjectStoreSource {
         ready(Ok(self.length))
     }
 
+    /// The length from the `HEAD` that opened it, or the one it was given.
+    fn known_len(&self) -> Option<u64> {
+        Some(self.length)
+    }
+
     /// Drops the buffers kept for reuse (see [Memory](Self#memory)).
     fn release_buffers(&self) {
         SPARE_BUFFERS.clear();

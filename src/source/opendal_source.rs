@@ -499,6 +499,11 @@ impl PositionalSource for OpendalSource {
         ready(Ok(self.length))
     }
 
+    /// The same length (no request).
+    fn known_len(&self) -> Option<u64> {
+        Some(self.length)
+    }
+
     /// Drops the buffers kept for reuse (large reads are collected into buffers reused once
     /// their bytes are dropped: at most four per process).
     fn release_buffers(&self) {

@@ -37,6 +37,16 @@ pub trait PositionalSource: Send + Sync + 'static {
     /// The source's length in bytes.
     fn len(&self) -> impl Future<Output = io::Result<u64>> + Send;
 
+    /// The source's length if it knows it without a request: from the `HEAD` that opened it,
+    /// a listing, or its bytes in memory. `None` (the default) when only [`len`](Self::len)
+    /// can tell, or when the length may change (a local file being written). A
+    /// [`PositionalFetch`](crate::fetch::PositionalFetch) starts with it, so an input's
+    /// [`known_length`](crate::AsyncBufferedInput::known_length) answers at once and no
+    /// request asks for it again.
+    fn known_len(&self) -> Option<u64> {
+        None
+    }
+
     /// Copies bytes at `offset` into `buf` now, on the calling thread, if the source has them
     /// without waiting; returns how many (at most `buf.len()`).
     ///
@@ -76,10 +86,10 @@ pub trait PositionalSource: Send + Sync + 'static {
 
 /// A shared source is a source: every method forwards to it, with no box and no copy.
 impl<S: PositionalSource + ?Sized> PositionalSource for std::sync::Arc<S> {
-    forward!(* => read_at, len, try_read_at, resource, description, release_buffers);
+    forward!(* => read_at, len, known_len, try_read_at, resource, description, release_buffers);
 }
 
 /// A boxed source is a source: every method forwards to it, with no second box.
 impl<S: PositionalSource + ?Sized> PositionalSource for Box<S> {
-    forward!(* => read_at, len, try_read_at, resource, description, release_buffers);
+    forward!(* => read_at, len, known_len, try_read_at, resource, description, release_buffers);
 }

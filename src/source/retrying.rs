@@ -161,6 +161,8 @@ impl<S: PositionalSource> PositionalSource for Retrying<S> {
     }
 
     forward!(inner =>
+        /// The inner source's (no request).
+        known_len,
         /// The inner source's, not retried (it never fails: it gives 0).
         try_read_at,
         resource, description, release_buffers

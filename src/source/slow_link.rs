@@ -125,6 +125,8 @@ impl<S: PositionalSource> PositionalSource for SlowLink<S> {
     }
 
     forward!(inner =>
+        /// The inner source's (no request).
+        known_len,
         /// The inner source's name.
         resource,
         description,

@@ -153,11 +153,8 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 return Poll::Ready(Ok(())); // nothing left to request: the end
             };
             let Poll::Ready(result) = front.poll(cx) else {
-                let first_wait = !std::mem::replace(&mut front.waited, true);
+                front.waited = true;
                 self.read_now_streak = 0; // the task yields anyway
-                if first_wait && self.ahead_at.is_some() {
-                    self.grow(cx);
-                }
                 return Poll::Pending;
             };
             let Some(mut done) = self.requests.pop_front() else {
@@ -182,6 +179,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     self.ready = bytes;
                     self.ready_at = done.at;
                     self.ready_budget = done.budget.take();
+                    if self.ahead_at.is_some() {
+                        self.chunk_came(cx, done.asked.elapsed(), done.waited);
+                    }
                 }
                 Err(e) => {
                     // Keep the chunks after this one that arrived intact or are still in

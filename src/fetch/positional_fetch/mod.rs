@@ -19,6 +19,7 @@ mod view;
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -95,6 +96,10 @@ pub struct PositionalFetch<S> {
     // The read-ahead's shape now, (chunk size, depth): its initial one, grown (if adaptive)
     // each time the consumer waits for a chunk in flight, and set back by a read elsewhere.
     shape: (usize, usize),
+    // Chunks waited for at this shape, and the least time a chunk at this shape took from
+    // being asked to its answer (at most: for a chunk not waited for, the time until it was
+    // taken), `Duration::MAX` before the first: `ReadAhead::grown` reads them.
+    waits: (u32, Duration),
     // Bounds what the read-ahead holds, across the fetchers that share it; and what `ready`
     // and `spare` hold of it (given back with them).
     budget: Option<MemoryBudget>,

@@ -2,10 +2,12 @@
 //! offset order, contiguous), and the read-ahead that keeps them coming, with its shape.
 
 use std::task::Context;
+use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 
 use super::PositionalFetch;
+use crate::fetch::ReadAhead;
 use crate::source::PositionalSource;
 
 /// Up to how much of the fetch being served a read-ahead request asks for when its chunks are
@@ -31,20 +33,34 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// The read-ahead's initial shape: for a new sequential run.
     pub(super) fn reset_shape(&mut self) {
         self.shape = self.read_ahead.map_or((0, 0), |ra| ra.initial_shape());
+        self.waits = (0, Duration::MAX);
     }
 
-    /// The consumer waited for a chunk in flight: an adaptive read-ahead grows its shape
-    /// (`ReadAhead::grown`: the growth rule) and requests what that allows now.
-    pub(super) fn grow(&mut self, cx: &mut Context<'_>) {
+    /// A read-ahead chunk came back `took` after it was asked (at most: if the consumer did
+    /// not wait for it, it came back sometime before): if the consumer waited for it, an
+    /// adaptive read-ahead grows its shape (`ReadAhead::grown`: the growth rule) and requests
+    /// what that allows now.
+    pub(super) fn chunk_came(&mut self, cx: &mut Context<'_>, took: Duration, waited: bool) {
         let Some(read_ahead) = self.read_ahead else {
             return;
         };
+        let (waits, fastest) = self.waits;
+        self.waits = (waits.saturating_add(u32::from(waited)), fastest.min(took));
+        if !waited {
+            return;
+        }
+        let fastest = match self.waits {
+            (waits, fastest) if waits >= ReadAhead::SLOW_WAITS => fastest,
+            _ => Duration::ZERO, // too few to tell
+        };
         let before = self.shape;
-        self.shape = read_ahead.grown(before);
+        self.shape = read_ahead.grown(before, fastest);
         if self.shape != before {
+            self.waits = (0, Duration::MAX);
             tracing::trace!(
                 chunk = self.shape.0,
                 depth = self.shape.1,
+                fastest_us = fastest.as_micros() as u64,
                 "read-ahead grows"
             );
             self.top_up(cx);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::Bytes;
+use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
 
 use super::PositionalFetch;
@@ -19,7 +20,9 @@ pub(super) struct Request<T> {
     pub(super) at: u64,
     pub(super) len: usize,
     fetch: Answer<T>,
-    // Whether a fetch has waited for it (the read-ahead grows once per request).
+    // When it was asked, and whether a fetch has waited for it: the read-ahead may grow once
+    // per request waited for, by how long it took (`ReadAhead::grown`).
+    pub(super) asked: Instant,
     pub(super) waited: bool,
     // The budget its bytes take, if one bounds the read-ahead: passed on to `ready`.
     pub(super) budget: Option<Reservation>,
@@ -54,6 +57,7 @@ impl<T: Send + 'static> Request<T> {
             at,
             len,
             fetch,
+            asked: Instant::now(),
             waited: false,
             budget: None,
             asked_after: 0,

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use bytes::Bytes;
 
@@ -18,7 +19,8 @@ impl<S: PositionalSource> PositionalFetch<S> {
         slice_len: Option<u64>,
         length: Arc<OnceLock<u64>>,
     ) -> Self {
-        if let Some(len) = slice_len {
+        // A slice's length is its own; a whole view's is the source's, if it knows it.
+        if let Some(len) = slice_len.or_else(|| Some(source.known_len()?.saturating_sub(base))) {
             let _ = length.set(len);
         }
         Self {
@@ -28,6 +30,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             length,
             read_ahead: None,
             shape: (0, 0),
+            waits: (0, Duration::MAX),
             budget: None,
             ready_budget: None,
             spare_budget: None,

@@ -442,6 +442,8 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
     }
 
     forward!(inner =>
+        /// The inner source's (no request).
+        known_len,
         /// The inner source's.
         resource,
         description,
