@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use bytes::{Buf, Bytes, BytesMut};
 use futures_core::Stream;
-use opendal::{Buffer, BufferStream, Operator};
+use opendal::{Buffer, Operator};
 
 use super::spare_buffers::SpareBuffers;
 
@@ -61,8 +61,12 @@ struct Claims {
 struct OpenStream {
     at: u64,
     held: Buffer,
-    stream: BufferStream,
+    // OpenDAL's `BufferStream`; boxed, so that tests can give chunks of their choosing.
+    stream: ServiceStream,
 }
+
+/// The chunks of a service's answer, as OpenDAL's `BufferStream` gives them.
+type ServiceStream = Pin<Box<dyn Stream<Item = opendal::Result<Buffer>> + Send>>;
 
 /// Why a streamed read did not happen: the caller reads the range with a ranged read instead.
 #[derive(Debug)]
@@ -83,6 +87,57 @@ impl fmt::Display for StreamFailed {
             Self::Ended { at } => write!(f, "the stream ended at offset {at}"),
             Self::Passed { at } => write!(f, "the stream is already at offset {at}"),
         }
+    }
+}
+
+impl OpenStream {
+    fn new(at: u64, stream: ServiceStream) -> Self {
+        Self {
+            at,
+            held: Buffer::new(),
+            stream,
+        }
+    }
+
+    /// The stream's next `len` bytes, copied from its chunks into a reused buffer.
+    ///
+    /// A read is not answered with a slice of the service's chunk even where one chunk holds
+    /// it all: a slice kept in a read-ahead queue keeps the service's receive buffer shared,
+    /// and OpenDAL's FTP service (like hyper under WebDAV) then allocates and fills a new one
+    /// for its next socket read; measured, that cost more than the copy it saves (see
+    /// BENCHMARKS.md, "OpenDAL backends", third pass).
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: dropped midway, the bytes taken so far are lost, so the caller drops
+    /// the stream with the future (see [`SequentialStream`]).
+    async fn take(&mut self, len: usize) -> Result<Bytes, StreamFailed> {
+        debug_assert!(len > 0);
+        // A reused buffer: a fresh large one would take a page fault every 4 KiB of the copy.
+        let mut bytes: BytesMut = SPARE_BUFFERS.take(len);
+        // Invariant: `at` is the offset of `held`'s first byte, and `bytes` holds what this
+        // read has taken so far: the bytes up to `at`.
+        while bytes.len() < len {
+            self.fill().await?;
+            let chunk = self.held.chunk();
+            let n = chunk.len().min(len - bytes.len());
+            bytes.extend_from_slice(&chunk[..n]);
+            self.held.advance(n);
+            self.at += n as u64;
+        }
+        Ok(SPARE_BUFFERS.keep(bytes))
+    }
+
+    /// Polls the stream until `held` has a byte (the service may send empty chunks).
+    async fn fill(&mut self) -> Result<(), StreamFailed> {
+        while self.held.is_empty() {
+            match poll_fn(|cx| self.stream.as_mut().poll_next(cx)).await {
+                Some(Ok(next)) => self.held = next,
+                Some(Err(e)) => return Err(StreamFailed::Service(e)),
+                None => return Err(StreamFailed::Ended { at: self.at }),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -154,37 +209,18 @@ impl SequentialStream {
                     .map_err(StreamFailed::Service)?;
                 self.opened.fetch_add(1, Ordering::Relaxed);
                 tracing::trace!(start, length, "OpenDAL stream opened");
-                OpenStream {
-                    at: start,
-                    held: Buffer::new(),
-                    stream,
-                }
+                OpenStream::new(start, Box::pin(stream))
             }
         };
         // At most the file's length, which is in memory already as a `u64` range of it.
         let len = usize::try_from(end - start).unwrap_or(usize::MAX);
-        // A reused buffer: a fresh large one would take a page fault every 4 KiB of the copy.
-        let mut bytes: BytesMut = SPARE_BUFFERS.take(len);
-        while bytes.len() < len {
-            if open.held.is_empty() {
-                match poll_fn(|cx| Pin::new(&mut open.stream).poll_next(cx)).await {
-                    Some(Ok(next)) => open.held = next,
-                    Some(Err(e)) => return Err(StreamFailed::Service(e)),
-                    None => return Err(StreamFailed::Ended { at: open.at }),
-                }
-                continue;
-            }
-            let chunk = open.held.chunk();
-            let n = chunk.len().min(len - bytes.len());
-            bytes.extend_from_slice(&chunk[..n]);
-            open.held.advance(n);
-            open.at += n as u64;
-        }
+        let bytes = open.take(len).await?;
         debug_assert_eq!(open.at, end);
+        debug_assert_eq!(bytes.len(), len);
         if end < length {
             *slot = Some(open);
         }
-        Ok(SPARE_BUFFERS.keep(bytes))
+        Ok(bytes)
     }
 
     /// `buffer` as one `Bytes`: its only chunk as it is, or its chunks copied into a reused
@@ -227,5 +263,92 @@ impl fmt::Debug for SequentialStream {
             Err(_) => s.field("stream_at", &"(reading)"),
         };
         s.field("opened", &self.opened()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use abi_testkit::pattern_vec;
+
+    use super::*;
+
+    /// A stream at 0 whose service sends `data` in chunks of the given lengths.
+    fn stream_of(data: &[u8], lengths: &[usize]) -> OpenStream {
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        for &n in lengths {
+            chunks.push(Ok(Buffer::from(Bytes::copy_from_slice(&data[at..at + n]))));
+            at += n;
+        }
+        assert_eq!(at, data.len());
+        OpenStream::new(0, Box::pin(futures::stream::iter(chunks)))
+    }
+
+    /// Chunks of 1, 0 (an empty one), 7, 64, 3 and 1000 bytes.
+    const CHUNKS: [usize; 6] = [1, 0, 7, 64, 3, 1000];
+
+    #[tokio::test]
+    async fn every_read_gets_its_bytes_within_and_across_the_chunks() {
+        let data = pattern_vec(CHUNKS.iter().sum());
+        // Reads of every length from 1 to 80, one after the other, each from a fresh stream
+        // read to its end: within a chunk, ending on its end, across several.
+        for len in 1..=80 {
+            let mut open = stream_of(&data, &CHUNKS);
+            let mut at = 0;
+            while at < data.len() {
+                let n = len.min(data.len() - at);
+                let bytes = open.take(n).await.unwrap();
+                assert!(bytes[..] == data[at..at + n], "read of {n} at {at}");
+                at += n;
+                assert_eq!(open.at, at as u64);
+            }
+            assert!(matches!(
+                open.take(1).await,
+                Err(StreamFailed::Ended { at: 1075 })
+            ));
+        }
+    }
+
+    #[tokio::test]
+    async fn reads_keep_their_bytes_while_their_buffers_are_reused() {
+        // Reads of at least `SpareBuffers::MIN_LEN` go to buffers kept for reuse.
+        const K: usize = 1 << 10;
+        let chunks = CHUNKS.map(|n| n * K);
+        let data = pattern_vec(1075 * K);
+        let mut open = stream_of(&data, &chunks);
+        // Across the first four chunks (75 KiB), then inside the 1000 KiB one, to its end.
+        let reads = [200 * K, 150 * K, 300 * K, 425 * K];
+        let mut kept = Vec::new();
+        let mut at = 0;
+        for (i, n) in reads.into_iter().enumerate() {
+            let bytes = open.take(n).await.unwrap();
+            assert!(bytes[..] == data[at..at + n], "read of {n} at {at}");
+            // Every other read is dropped at once: its buffer is reused by the next one.
+            if i % 2 == 1 {
+                kept.push((at, bytes));
+            }
+            at += n;
+        }
+        assert_eq!(open.at, 1075 * K as u64);
+        // The reads kept stayed right while the others' buffers were reused.
+        for (at, bytes) in kept {
+            assert!(bytes[..] == data[at..at + bytes.len()], "read at {at}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_service_error_mid_read_is_reported_where_the_stream_got_to() {
+        let data = pattern_vec(10);
+        let chunks = vec![
+            Ok(Buffer::from(Bytes::copy_from_slice(&data[..4]))),
+            Err(opendal::Error::new(opendal::ErrorKind::Unexpected, "reset")),
+        ];
+        let mut open = OpenStream::new(0, Box::pin(futures::stream::iter(chunks)));
+        assert!(matches!(
+            open.take(6).await,
+            Err(StreamFailed::Service(e)) if e.kind() == opendal::ErrorKind::Unexpected
+        ));
+        // The caller drops such a stream; its position says what it consumed.
+        assert_eq!(open.at, 4);
     }
 }
