@@ -35,7 +35,9 @@
 #      SIZES (default 8,100,8192,65536; not 1: s3rver answers the 1-byte range `bytes=0-0` with
 #      the whole object, so the unbuffered reader's first 1-byte request fails there, FAILED in
 #      the table), CAPACITIES (default 64KiB), BUDGET (default 10s),
-#      SLOW_BUDGET (default 1s: the unbuffered reader and the byte loop), OUT_DIR (keep the JSON
+#      SLOW_BUDGET (default 1s: the unbuffered reader and the byte loop), REPEAT (default 3:
+#      passes per cell of the table and the FTP mount's run, limit rows included; one pass of
+#      16 MiB over nginx on loopback takes about 8 ms, too short to time alone), OUT_DIR (keep the JSON
 #      report, the SVG chart and the table there), TABLE_LIMIT (default 120 seconds from the
 #      end of the build to the table, 180 with OPENDAL=1; 0: no limit), TERMS_REQUESTS (default 2000 lookups per
 #      term-lookup cell, all 64 tasks together), TERMS_BUDGET (default 1s, the most a term-lookup
@@ -51,6 +53,7 @@ SIZES=${SIZES:-8,100,8192,65536}
 CAPACITIES=${CAPACITIES:-64KiB}
 BUDGET=${BUDGET:-10s}
 SLOW_BUDGET=${SLOW_BUDGET:-1s}
+REPEAT=${REPEAT:-3}
 # OpenDAL=0 leaves out the FTP server, the WebDAV server, the FTP mount and OpenDAL's reader.
 OPENDAL=${OPENDAL:-1}
 # Issue 14's 2 minutes are for the four-backend table; ftp and webdav make it six sources.
@@ -146,7 +149,7 @@ mkdir -p "$out"
   "${opendal_paths[@]}" \
   --write --file-size "$FILE_SIZE" --write-buffer "$WRITE_BUFFER" \
   --sizes "$SIZES" --capacities "$CAPACITIES" --budget "$BUDGET" --slow-budget "$SLOW_BUDGET" \
-  --no-progress --json-out "$out/report.json" --plot "$out/backends.svg" "$@" \
+  --repeat "$REPEAT" --no-progress --json-out "$out/report.json" --plot "$out/backends.svg" "$@" \
   | tee "$out/table.txt"
 table_ns=$(( $(date +%s%N) - built ))
 log "table printed after $(elapsed)s ($(elapsed "$built")s after the build)"
@@ -200,7 +203,7 @@ if [[ $OPENDAL == 1 ]]; then
   log "the FTP mount (rclone mount over FTP), read-ahead ${FTP_MOUNT_READ_AHEAD:-128KiBx2}"
   "$bin" --path "ftpmount=$FTP_MNT/$name" --read-ahead "${FTP_MOUNT_READ_AHEAD:-128KiBx2}" \
     --sizes "$SIZES" --capacities "$CAPACITIES" --budget "$BUDGET" --slow-budget "$SLOW_BUDGET" \
-    --no-progress --json-out "$out/ftpmount.json" "$@" | tee "$out/ftpmount.txt"
+    --repeat "$REPEAT" --no-progress --json-out "$out/ftpmount.json" "$@" | tee "$out/ftpmount.txt"
   # Five passes a cell: one pass of 16 MiB takes 20-60 ms here, too short to time alone.
   log "OpenDAL's Reader next to ours on ftp and webdav (100 B and 64 KiB requests, 5 passes)"
   "$bin" --path "ftp=$FTP_URL/$name" --path "webdav=$WEBDAV_URL/$name" \
