@@ -576,8 +576,8 @@ async fn adaptive_read_ahead_stops_at_a_mebibyte_in_flight_when_requests_are_qui
         chunks.iter().filter(|&&c| c == largest).count() > 40,
         "and stays there: {chunks:?}"
     );
-    // The same source made slow (2 ms a request) lets it grow on.
-    let mut input = logged_link(32 << 20, ReadAhead::SLOW_REQUEST, 100_000_000_000);
+    // The same source made slow (2 ms a request: more than `SLOW_REQUEST`) lets it grow on.
+    let mut input = logged_link(32 << 20, 2 * ReadAhead::SLOW_REQUEST, 100_000_000_000);
     let log = logged_run(&mut input, 0, 16 << 20).await;
     assert!(
         log.iter()

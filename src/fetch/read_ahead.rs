@@ -12,20 +12,20 @@ use std::time::Duration;
 /// Two shapes:
 ///
 /// - [`fixed`](Self::new): chunks of `chunk_size` bytes, `depth` at a time, always;
-/// - [`adaptive`](Self::adaptive), the default: as the Linux kernel grows its readahead window, it
-///   starts small (64 KiB chunks, 2 at a time) on the first sequential reads, and each time the
-///   consumer has to wait for a chunk still in flight (the source is slower than the consumer: a
-///   local disk, a mount, a network link), it grows by 4x, the depth up to `depth` first, then the
-///   chunk size up to `chunk_size` (by default 64 KiB x 2, 64 KiB x 4, 256 KiB x 4, 1 MiB x 4, 4
-///   MiB x 4). Up to [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT) (1 MiB) in flight it grows at every
-///   wait; past it only while the requests it waits for are slow
-///   ([`SLOW_REQUEST`](Self::SLOW_REQUEST): it waited for at least 2 at its shape, and no chunk at
-///   its shape came back in under 2 ms). A link's latency is what more in flight can hide; a fast
-///   source on loopback (nginx, an FTP server) keeps a consumer waiting because both share the CPU,
-///   and there chunks of 4 MiB only leave the caches between the copy that collects a chunk and the
-///   copy that hands it out (nginx on loopback: 256 KiB x 4 reaches about 1.0-1.5x the 1 MiB limit
-///   row, 4 MiB x 4 0.4-0.6x; BENCHMARKS.md). A read elsewhere starts it small again. On a cached
-///   local file it stays small (nothing is requested at all), on a 2 ms link it grows to its
+/// - [`adaptive`](Self::adaptive), the default: as the Linux kernel grows its readahead window,
+///   it starts small (64 KiB chunks, 2 at a time) on the first sequential reads, and each time
+///   the consumer has to wait for a chunk still in flight (the source is slower than the
+///   consumer: a local disk, a mount, a network link), it grows by 4x, the depth up to `depth`
+///   first, then the chunk size up to `chunk_size` (by default 64 KiB x 2, 64 KiB x 4,
+///   256 KiB x 4, 1 MiB x 4, 4 MiB x 4). Up to [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT)
+///   (1 MiB) in flight it grows at every wait; past it only while the chunks it waits for are
+///   slow (most took more than 1 ms: [`SLOW_REQUEST`](Self::SLOW_REQUEST)). A link's latency
+///   is what more in flight can hide; a fast source on loopback (nginx, an FTP server) keeps a
+///   consumer waiting because both share the CPU, and there chunks of 4 MiB only leave the
+///   caches between the copy that collects a chunk and the copy that hands it out (nginx on
+///   loopback: 256 KiB x 4 reaches about 1.0x the 1 MiB limit row, 4 MiB x 4 0.4-0.6x;
+///   BENCHMARKS.md). A read elsewhere starts it small again. On a cached local file it stays
+///   small (nothing is requested at all), on a 2 ms link or over SSHFS it grows to its
 ///   largest.
 ///
 /// On a FUSE mount that reads each file as one stream and restarts it for a read far from
@@ -72,17 +72,18 @@ impl ReadAhead {
     /// ... 2 at a time (or its most, if fewer).
     pub const INITIAL_DEPTH: usize = 2;
     /// An adaptive read-ahead grows up to this much in flight (`chunk * depth`, 1 MiB: 256 KiB
-    /// x 4 by default) whenever the consumer waits; past it, only once the requests it waits
-    /// for are slow (see [`SLOW_REQUEST`](Self::SLOW_REQUEST)).
+    /// x 4 by default) whenever the consumer waits; past it, only once the chunks it waits for
+    /// are slow (see [`SLOW_REQUEST`](Self::SLOW_REQUEST)).
     pub const CHEAP_IN_FLIGHT: usize = 1 << 20;
-    /// Requests are slow when the consumer has waited for at least
-    /// [`SLOW_WAITS`](Self::SLOW_WAITS) at a shape and no chunk at that shape came back in
-    /// less than this (2 ms) after it was asked: the link's latency, not its bandwidth or the
-    /// CPU, keeps the consumer waiting, and more in flight than
-    /// [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT) pays (1 MiB per 2 ms is at most 500 MiB/s).
-    /// Not one slow request: a busy machine makes some requests slow on any link.
-    pub const SLOW_REQUEST: Duration = Duration::from_millis(2);
-    /// How many requests waited for at a shape it takes to tell whether they are slow: 2.
+    /// The chunks are slow when, of those the consumer waited for at a shape, at least
+    /// [`SLOW_WAITS`](Self::SLOW_WAITS) and more than half took more than this (1 ms) from
+    /// being asked to their answer: the link's latency, not its bandwidth or the CPU, keeps the
+    /// consumer waiting, and more in flight than [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT)
+    /// pays. A majority, not one: a busy machine makes some chunks slow on any link, and any
+    /// link has a fast one now and then. Measured at 256 KiB x 4 (BENCHMARKS.md): nginx on
+    /// loopback 0.2-0.5 ms, SSHFS and s3rver on loopback 2.5-4 ms.
+    pub const SLOW_REQUEST: Duration = Duration::from_millis(1);
+    /// How many slow chunks, at least, say the chunks at a shape are slow: 2.
     pub const SLOW_WAITS: u32 = 2;
 
     /// Chunks of `chunk_size` bytes, at most `depth` of them at a time, always (fixed).
@@ -170,25 +171,20 @@ impl ReadAhead {
         (self.initial_chunk, self.initial_depth)
     }
 
-    /// The shape after `(chunk, depth)` once the consumer waited for a request, `fastest` the least
-    /// time a chunk at this shape took (zero if the consumer waited for fewer than
-    /// [`SLOW_WAITS`](Self::SLOW_WAITS)): the growth rule, in this one place. The depth grows by 4x
-    /// up to `depth`, then the chunk size by 4x up to `chunk_size` (several small chunks before a
-    /// few large ones); past [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT) in flight only if `fastest`
-    /// is at least [`SLOW_REQUEST`](Self::SLOW_REQUEST). A fixed read-ahead is at its full shape
-    /// from the start.
-    pub(crate) fn grown(
-        &self,
-        (chunk, depth): (usize, usize),
-        fastest: Duration,
-    ) -> (usize, usize) {
+    /// The shape after `(chunk, depth)` once the consumer waited for a chunk, `slow` whether the
+    /// chunks at this shape are slow (see [`SLOW_REQUEST`](Self::SLOW_REQUEST)): the growth
+    /// rule, in this one place. The depth grows by 4x up to `depth`, then the chunk size by 4x
+    /// up to `chunk_size` (several small chunks before a few large ones); past
+    /// [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT) in flight only if `slow`. A fixed read-ahead
+    /// is at its full shape from the start.
+    pub(crate) fn grown(&self, (chunk, depth): (usize, usize), slow: bool) -> (usize, usize) {
         const FACTOR: usize = 4;
         let grown = if depth < self.depth {
             (chunk, depth.saturating_mul(FACTOR).min(self.depth))
         } else {
             (chunk.saturating_mul(FACTOR).min(self.chunk_size), depth)
         };
-        if grown.0.saturating_mul(grown.1) > Self::CHEAP_IN_FLIGHT && fastest < Self::SLOW_REQUEST {
+        if grown.0.saturating_mul(grown.1) > Self::CHEAP_IN_FLIGHT && !slow {
             return (chunk, depth); // a fast source: larger shapes only cost the caches
         }
         debug_assert!(grown.0 <= self.chunk_size && grown.1 <= self.depth);
@@ -218,9 +214,8 @@ mod tests {
         );
     }
 
-    /// The shapes an adaptive read-ahead goes through, the fastest of the requests waited
-    /// for at each taking `took`.
-    fn shapes(read_ahead: ReadAhead, took: Duration) -> Vec<(usize, usize)> {
+    /// The shapes an adaptive read-ahead goes through, its chunks slow or not.
+    fn shapes(read_ahead: ReadAhead, took: bool) -> Vec<(usize, usize)> {
         let mut shapes = vec![read_ahead.initial_shape()];
         loop {
             let last = *shapes.last().unwrap();
@@ -234,8 +229,8 @@ mod tests {
 
     const K: usize = 1 << 10;
     const M: usize = 1 << 20;
-    const SLOW: Duration = ReadAhead::SLOW_REQUEST;
-    const FAST: Duration = Duration::from_micros(1999);
+    const SLOW: bool = true;
+    const FAST: bool = false;
 
     #[test]
     fn over_slow_requests_the_default_grows_the_depth_then_the_chunk_by_4x() {

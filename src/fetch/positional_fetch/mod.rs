@@ -96,10 +96,9 @@ pub struct PositionalFetch<S> {
     // The read-ahead's shape now, (chunk size, depth): its initial one, grown (if adaptive)
     // each time the consumer waits for a chunk in flight, and set back by a read elsewhere.
     shape: (usize, usize),
-    // Chunks waited for at this shape, and the least time a chunk at this shape took from
-    // being asked to its answer (at most: for a chunk not waited for, the time until it was
-    // taken), `Duration::MAX` before the first: `ReadAhead::grown` reads them.
-    waits: (u32, Duration),
+    // The chunks waited for at this shape that took more than `ReadAhead::SLOW_REQUEST`, and
+    // those that did not: `ReadAhead::grown` grows past 1 MiB in flight only if most are slow.
+    waits: (u32, u32),
     // Bounds what the read-ahead holds, across the fetchers that share it; and what `ready`
     // and `spare` hold of it (given back with them).
     budget: Option<MemoryBudget>,

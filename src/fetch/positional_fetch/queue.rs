@@ -33,34 +33,35 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// The read-ahead's initial shape: for a new sequential run.
     pub(super) fn reset_shape(&mut self) {
         self.shape = self.read_ahead.map_or((0, 0), |ra| ra.initial_shape());
-        self.waits = (0, Duration::MAX);
+        self.waits = (0, 0);
     }
 
-    /// A read-ahead chunk came back `took` after it was asked (at most: if the consumer did
-    /// not wait for it, it came back sometime before): if the consumer waited for it, an
-    /// adaptive read-ahead grows its shape (`ReadAhead::grown`: the growth rule) and requests
-    /// what that allows now.
+    /// A read-ahead chunk came back `took` after it was asked: if the consumer waited for it
+    /// (`waited`; otherwise it came back sometime before, which says little), it counts as
+    /// slow or fast, and an adaptive read-ahead grows its shape (`ReadAhead::grown`: the growth
+    /// rule) and requests what that allows now.
     pub(super) fn chunk_came(&mut self, cx: &mut Context<'_>, took: Duration, waited: bool) {
         let Some(read_ahead) = self.read_ahead else {
             return;
         };
-        let (waits, fastest) = self.waits;
-        self.waits = (waits.saturating_add(u32::from(waited)), fastest.min(took));
         if !waited {
             return;
         }
-        let fastest = match self.waits {
-            (waits, fastest) if waits >= ReadAhead::SLOW_WAITS => fastest,
-            _ => Duration::ZERO, // too few to tell
-        };
+        let (slow, fast) = &mut self.waits;
+        if took > ReadAhead::SLOW_REQUEST {
+            *slow = slow.saturating_add(1);
+        } else {
+            *fast = fast.saturating_add(1);
+        }
+        let slow = *slow >= ReadAhead::SLOW_WAITS && *slow > *fast;
         let before = self.shape;
-        self.shape = read_ahead.grown(before, fastest);
+        self.shape = read_ahead.grown(before, slow);
         if self.shape != before {
-            self.waits = (0, Duration::MAX);
+            self.waits = (0, 0);
             tracing::trace!(
                 chunk = self.shape.0,
                 depth = self.shape.1,
-                fastest_us = fastest.as_micros() as u64,
+                slow,
                 "read-ahead grows"
             );
             self.top_up(cx);

@@ -30,7 +30,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             length,
             read_ahead: None,
             shape: (0, 0),
-            waits: (0, Duration::MAX),
+            waits: (0, 0),
             budget: None,
             ready_budget: None,
             spare_budget: None,
