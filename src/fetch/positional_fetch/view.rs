@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 use std::io;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use bytes::Bytes;
 
