@@ -215,11 +215,11 @@ mod tests {
     }
 
     /// The shapes an adaptive read-ahead goes through, its chunks slow or not.
-    fn shapes(read_ahead: ReadAhead, took: bool) -> Vec<(usize, usize)> {
+    fn shapes(read_ahead: ReadAhead, slow: bool) -> Vec<(usize, usize)> {
         let mut shapes = vec![read_ahead.initial_shape()];
         loop {
             let last = *shapes.last().unwrap();
-            let next = read_ahead.grown(last, took);
+            let next = read_ahead.grown(last, slow);
             if next == last {
                 return shapes;
             }
