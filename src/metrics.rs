@@ -73,19 +73,23 @@ pub const DISK_TIER_EVICTIONS: &str = "async_buffered_input_disk_tier_evictions_
 pub const DISK_TIER_CORRUPT_BLOCKS: &str = "async_buffered_input_disk_tier_corrupt_blocks_total";
 
 /// A block cache tier, the `tier` label of [`CACHE_HITS`] and [`CACHE_MISSES`].
+#[cfg(feature = "cache")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tier {
     /// The memory block cache.
     Memory,
     /// The local disk tier.
+    #[cfg(feature = "disk-cache")]
     Disk,
 }
 
+#[cfg(feature = "cache")]
 impl Tier {
     #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     fn label(self) -> &'static str {
         match self {
             Tier::Memory => "memory",
+            #[cfg(feature = "disk-cache")]
             Tier::Disk => "disk",
         }
     }
@@ -146,30 +150,35 @@ pub(crate) fn limiter_in_flight(now: usize) {
 }
 
 /// `blocks` blocks served from `tier`.
+#[cfg(feature = "cache")]
 pub(crate) fn cache_hits(tier: Tier, blocks: u64) {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(CACHE_HITS, "tier" => tier.label()).increment(blocks);
 }
 
 /// `blocks` blocks `tier` did not hold.
+#[cfg(feature = "cache")]
 pub(crate) fn cache_misses(tier: Tier, blocks: u64) {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(CACHE_MISSES, "tier" => tier.label()).increment(blocks);
 }
 
 /// The disk tier holds `bytes` bytes.
+#[cfg(feature = "disk-cache")]
 pub(crate) fn disk_tier_bytes(bytes: u64) {
     #[cfg(feature = "metrics")]
     ::metrics::gauge!(DISK_TIER_BYTES).set(bytes as f64);
 }
 
 /// `blocks` blocks evicted from the disk tier.
+#[cfg(feature = "disk-cache")]
 pub(crate) fn disk_tier_evictions(blocks: u64) {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(DISK_TIER_EVICTIONS).increment(blocks);
 }
 
 /// A block read from the disk tier whose checksum did not match.
+#[cfg(feature = "disk-cache")]
 pub(crate) fn disk_tier_corrupt_block() {
     #[cfg(feature = "metrics")]
     ::metrics::counter!(DISK_TIER_CORRUPT_BLOCKS).increment(1);

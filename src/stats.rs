@@ -153,6 +153,7 @@ macro_rules! sum_by_add {
         }
     };
 }
+#[cfg(feature = "cache")]
 pub(crate) use sum_by_add;
 
 sum_by_add!(

@@ -135,6 +135,7 @@ fn retries_are_counted() {
 }
 
 /// Counters and gauges from `snapshotter`, by name and `tier` label (`""` without one).
+#[cfg(feature = "disk-cache")]
 fn values(snapshotter: &Snapshotter) -> std::collections::HashMap<(String, String), f64> {
     let mut out = std::collections::HashMap::new();
     for (key, _, _, value) in snapshotter.snapshot().into_vec() {
