@@ -68,13 +68,17 @@
 //!
 //! Each module uses only the modules below it:
 //!
-//! 1. `error`, [`Stats`] and [`MemoryBudget`]: what the others share (errors and their
-//!    context, counters, one byte budget for the read-ahead and the block cache);
+//! 1. `error`, [`Stats`] (and [`StatsGroup`]), [`MemoryBudget`] and [`metrics`]: what the
+//!    others share (errors and their context, counters, one byte budget for the read-ahead and
+//!    the block cache, the names of the exported metrics);
 //! 2. [`source`]: positional sources, bytes at an offset;
 //! 3. [`fetch`]: the seam, which turns a stream or a positional source into "the bytes at
 //!    this offset" and "the length";
-//! 4. `input`: [`AsyncBufferedInput`], the window over a fetcher, and every read on it;
-//! 5. [`codec`]: Lucene's file framing, read through an input.
+//! 4. `input`: [`AsyncBufferedInput`], the window over a fetcher, and every read on it; beside
+//!    it [`directory`] (inputs opened by name over one shared source) and [`interop`]
+//!    (futures-io and `Stream` adapters);
+//! 5. [`codec`]: Lucene's file framing, read through an input;
+//! 6. [`lucene`]: commits and compound files, over a directory and the codec.
 //!
 //! # Unsafe code
 //!

@@ -77,8 +77,7 @@ impl Directory {
 
     /// The folder `location`: a path, or with the feature `object-store` a URL (`http://` or
     /// `https://` for a folder on an HTTP server, listed over WebDAV; `s3://bucket/prefix/`,
-    /// configured from the environment as
-    /// [`ObjectStoreSource::from_url`](crate::source::ObjectStoreSource::from_url) says). A
+    /// configured from the environment as `ObjectStoreSource::from_url` says). A
     /// URL's store client is built here, once, and shared by every file. No request is made.
     ///
     /// # Errors
