@@ -75,7 +75,8 @@ impl ReadAhead {
     /// x 4 by default) whenever the consumer waits; past it, only once the chunks it waits for
     /// are slow (see [`SLOW_REQUEST`](Self::SLOW_REQUEST)).
     pub const CHEAP_IN_FLIGHT: usize = 1 << 20;
-    /// The chunks are slow when, of those the consumer waited for at a shape, at least
+    /// The chunks are slow when, of those the consumer waited for since the sequential run
+    /// began (at its small shapes too), at least
     /// [`SLOW_WAITS`](Self::SLOW_WAITS) and more than half took more than this (1 ms) from
     /// being asked to their answer: the link's latency, not its bandwidth or the CPU, keeps the
     /// consumer waiting, and more in flight than [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT)
@@ -83,7 +84,7 @@ impl ReadAhead {
     /// link has a fast one now and then. Measured at 256 KiB x 4 (BENCHMARKS.md): nginx on
     /// loopback 0.2-0.5 ms, SSHFS and s3rver on loopback 2.5-4 ms.
     pub const SLOW_REQUEST: Duration = Duration::from_millis(1);
-    /// How many slow chunks, at least, say the chunks at a shape are slow: 2.
+    /// How many slow chunks, at least, say the chunks of a sequential run are slow: 2.
     pub const SLOW_WAITS: u32 = 2;
 
     /// Chunks of `chunk_size` bytes, at most `depth` of them at a time, always (fixed).
@@ -172,7 +173,7 @@ impl ReadAhead {
     }
 
     /// The shape after `(chunk, depth)` once the consumer waited for a chunk, `slow` whether the
-    /// chunks at this shape are slow (see [`SLOW_REQUEST`](Self::SLOW_REQUEST)): the growth
+    /// chunks waited for so far in the sequential run are slow (see [`SLOW_REQUEST`](Self::SLOW_REQUEST)): the growth
     /// rule, in this one place. The depth grows by 4x up to `depth`, then the chunk size by 4x
     /// up to `chunk_size` (several small chunks before a few large ones); past
     /// [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT) in flight only if `slow`. A fixed read-ahead

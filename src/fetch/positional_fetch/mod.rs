@@ -95,8 +95,9 @@ pub struct PositionalFetch<S> {
     // The read-ahead's shape now, (chunk size, depth): its initial one, grown (if adaptive)
     // each time the consumer waits for a chunk in flight, and set back by a read elsewhere.
     shape: (usize, usize),
-    // The chunks waited for at this shape that took more than `ReadAhead::SLOW_REQUEST`, and
-    // those that did not: `ReadAhead::grown` grows past 1 MiB in flight only if most are slow.
+    // The chunks waited for in this sequential run (at every shape it went through) that took
+    // more than `ReadAhead::SLOW_REQUEST`, and those that did not: `ReadAhead::grown` grows past
+    // 1 MiB in flight only if most are slow. Set back with the shape.
     waits: (u32, u32),
     // Bounds what the read-ahead holds, across the fetchers that share it; and what `ready`
     // and `spare` hold of it (given back with them).

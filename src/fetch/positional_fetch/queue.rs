@@ -57,7 +57,6 @@ impl<S: PositionalSource> PositionalFetch<S> {
         let before = self.shape;
         self.shape = read_ahead.grown(before, slow);
         if self.shape != before {
-            self.waits = (0, 0);
             tracing::trace!(
                 chunk = self.shape.0,
                 depth = self.shape.1,

@@ -172,3 +172,38 @@ async fn the_request_for_a_gap_a_failure_left_reserves_its_budget() {
     );
     assert!(budget.used() <= 4000);
 }
+
+/// The growth rule's slow and fast chunks are counted over the sequential run, across the
+/// shapes it grows through, and set back with the shape by a read elsewhere: fast small chunks
+/// outvote a few slow ones (a shared CPU), and once the slow ones win, each wait grows it.
+#[test]
+fn slow_and_fast_chunks_count_over_the_sequential_run() {
+    let mut fetch =
+        PositionalFetch::new(MemorySource::new(data(1000))).with_read_ahead(ReadAhead::default());
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let (fast, slow) = (Duration::from_micros(100), 2 * ReadAhead::SLOW_REQUEST);
+    const K: usize = 1 << 10;
+    // Up to 1 MiB in flight it grows at every wait, fast or slow.
+    fetch.chunk_came(&mut cx, fast, true);
+    fetch.chunk_came(&mut cx, fast, true);
+    assert_eq!(fetch.shape, (256 * K, 4));
+    // Past it only once the run's slow chunks outnumber its fast ones: the third slow one.
+    fetch.chunk_came(&mut cx, slow, true);
+    fetch.chunk_came(&mut cx, slow, true);
+    assert_eq!(fetch.shape, (256 * K, 4), "2 slow against 2 fast");
+    fetch.chunk_came(&mut cx, slow, false);
+    assert_eq!(
+        fetch.shape,
+        (256 * K, 4),
+        "a chunk nobody waited for says nothing"
+    );
+    fetch.chunk_came(&mut cx, slow, true);
+    assert_eq!(fetch.shape, (1024 * K, 4));
+    // The count carries on at the new shape: the next slow wait grows it again.
+    fetch.chunk_came(&mut cx, slow, true);
+    assert_eq!(fetch.shape, (4096 * K, 4));
+    assert_eq!(fetch.waits, (4, 2));
+    // A read elsewhere: the initial shape, and nothing counted.
+    fetch.reset_shape();
+    assert_eq!((fetch.shape, fetch.waits), ((64 * K, 2), (0, 0)));
+}
