@@ -3,7 +3,7 @@
 //! position, whatever state the source was left in (a refill or direct read partly done, a seek
 //! still in flight).
 //!
-//! `Gated` (see common) behaves like `tokio::fs::File` with respect to in-flight seeks:
+//! A gated `Hostile` (see the test kit) behaves like `tokio::fs::File` with respect to in-flight seeks:
 //! `start_seek` while a seek is in flight fails, so the input must finish (`poll_complete`) an
 //! abandoned seek before starting another one.
 
@@ -19,10 +19,10 @@ use common::*;
 use tokio::io::AsyncSeekExt;
 use tokio_test::task::spawn;
 
-type Input = AsyncBufferedInput<StreamFetch<Gated>>;
+type Input = AsyncBufferedInput<StreamFetch<Hostile>>;
 
 fn gated(data: &[u8], cap: usize, max_read: usize) -> (Input, std::sync::Arc<GateCtl>) {
-    let (src, ctl) = Gated::new(data.to_vec(), max_read);
+    let (src, ctl) = Hostile::gated(data.to_vec(), max_read);
     (AsyncBufferedInput::with_capacity(cap, src), ctl)
 }
 

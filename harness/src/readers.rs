@@ -15,7 +15,7 @@ use async_buffered_input::AsyncBufferedInput;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, BufReader};
 
 use crate::boxed::{BoxPositionalSource, BoxSource};
-use crate::counting::CountingSource;
+use crate::counting::{CountingSource, StreamCounts};
 use crate::error::context;
 use crate::plan::{Cell, DiskCacheSpec, ReaderKind};
 use crate::sources::Source;
@@ -43,9 +43,9 @@ pub(crate) struct Counts {
 impl Counts {
     fn of_stream<R>(counted: &CountingSource<R>) -> Self {
         Self {
-            reads: counted.reads(),
-            seeks: counted.seeks(),
-            bytes: counted.bytes(),
+            reads: counted.counts().reads,
+            seeks: counted.counts().seeks,
+            bytes: counted.counts().bytes,
             disk_hits: 0,
         }
     }
@@ -180,7 +180,8 @@ impl Readers {
             })
         };
         let stream = |start: u64| async move {
-            Ok::<_, io::Error>(CountingSource::new(source.open_at(start).await?))
+            let stream = source.open_at(start).await?;
+            Ok::<_, io::Error>(CountingSource::with_counts(stream, StreamCounts::default()))
         };
         Ok(match cell.reader {
             ReaderKind::Buffered => {

@@ -10,11 +10,12 @@
 //!   [`assert_count`] print the whole text they looked in; [`chain`], [`causes`],
 //!   [`has_input_error_payload`], [`assert_msg_mentions`] and [`assert_source_error`] look into
 //!   the errors an input returns.
-//! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`]) and [`CountingPositional`]
-//!   (a positional source) count what reaches the source under an input.
+//! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`], or the caller's own
+//!   [`CountSink`]) and [`CountingPositional`] (a positional source) count what reaches the
+//!   source under an input.
 //! - **Hostile and failing sources**: [`Hostile`] (a stream with short reads, `Pending` and
-//!   injected errors, set by [`HostileConfig`], reported in [`HostileLog`]), [`Gated`] (a stream
-//!   held `Pending` until its [`GateCtl`] lets it through), [`PartlyAtHand`] (a positional
+//!   injected errors, set by [`HostileConfig`], reported in [`HostileLog`]; or, made by
+//!   [`Hostile::gated`], held `Pending` until its [`GateCtl`] lets it through), [`PartlyAtHand`] (a positional
 //!   source partly in "page cache") and [`FailEvery`] (a positional source failing every n-th
 //!   request).
 //! - **Harness pieces**: [`temp_tokio_file`] / [`temp_std_file_in`] (real files, unlinked at
@@ -31,6 +32,7 @@
 
 mod assert_bytes;
 mod assert_text;
+mod count_sink;
 mod counting;
 mod counting_positional;
 mod counts;
@@ -38,7 +40,6 @@ mod error_chain;
 mod example_build;
 mod fail_every;
 mod gate_ctl;
-mod gated;
 mod hostile;
 mod hostile_config;
 mod hostile_log;
@@ -54,6 +55,7 @@ mod zipf;
 
 pub use assert_bytes::assert_bytes;
 pub use assert_text::{assert_contains, assert_count};
+pub use count_sink::{CountSink, ReadOutcome};
 pub use counting::Counting;
 pub use counting_positional::CountingPositional;
 pub use counts::{CountSnapshot, Counts};
@@ -63,7 +65,6 @@ pub use error_chain::{
 pub use example_build::ExampleBuild;
 pub use fail_every::FailEvery;
 pub use gate_ctl::GateCtl;
-pub use gated::Gated;
 pub use hostile::Hostile;
 pub use hostile_config::{HostileConfig, SeekFail, HOSTILE_READ_ERROR, HOSTILE_SEEK_ERROR};
 pub use hostile_log::HostileLog;
