@@ -6,6 +6,7 @@
 //!   [`word_pattern_vec`] (the harness's, a word at a time): deterministic, non-periodic file content;
 //!   [`splitmix64`] and [`Rng`] for reproducible sweeps, [`XorShift64`] for the benches' data,
 //!   [`Zipf`] for the term-lookup workloads' skew.
+//! - **Reading texts**: [`value_of`] (a `key=value` word of a header or a script's output).
 //! - **Checks**: [`assert_bytes`] names the first differing offset; [`assert_contains`] and
 //!   [`assert_count`] print the whole text they looked in; [`chain`], [`causes`],
 //!   [`has_input_error_payload`], [`assert_msg_mentions`] and [`assert_source_error`] look into
@@ -43,6 +44,7 @@ mod gate_ctl;
 mod hostile;
 mod hostile_config;
 mod hostile_log;
+mod key_value;
 mod partly_at_hand;
 mod pattern;
 mod poll;
@@ -68,6 +70,7 @@ pub use gate_ctl::GateCtl;
 pub use hostile::Hostile;
 pub use hostile_config::{HostileConfig, SeekFail, HOSTILE_READ_ERROR, HOSTILE_SEEK_ERROR};
 pub use hostile_log::HostileLog;
+pub use key_value::value_of;
 pub use partly_at_hand::PartlyAtHand;
 pub use pattern::{fill_word_pattern, pattern, pattern_vec, word_pattern_vec};
 pub use poll::poll_once_then_drop;
