@@ -26,6 +26,23 @@ fn gated(data: &[u8], cap: usize, max_read: usize) -> (Input, std::sync::Arc<Gat
     (AsyncBufferedInput::with_capacity(cap, src), ctl)
 }
 
+/// A gated input over `data` (window 64, reads of at most 13 bytes) that has read the sizes
+/// `first` one after the other, then may deliver only `budget` more bytes; and the context
+/// naming the budget.
+async fn held_after(
+    data: &[u8],
+    first: &[usize],
+    budget: u64,
+) -> (Input, std::sync::Arc<GateCtl>, String) {
+    let ctx = format!("budget {budget}");
+    let (mut input, ctl) = gated(data, 64, 13);
+    for &n in first {
+        read_ok(&mut input, data, n, &ctx).await;
+    }
+    ctl.set_read_budget(budget);
+    (input, ctl, ctx)
+}
+
 /// Polls `read_bytes(n)` until it is stuck on the source, then drops it.
 fn cancel_read_bytes(input: &mut Input, n: usize, ctx: &str) {
     let mut buf = vec![0u8; n];
@@ -41,11 +58,7 @@ async fn cancel_read_bytes_during_window_refill() {
     let data = pattern_vec(1000);
     // budget 0: nothing arrives; budget 5: part of the refill arrives before the gate closes.
     for budget in [0u64, 5] {
-        let ctx = format!("budget {budget}");
-        let (mut input, ctl) = gated(&data, 64, 13);
-        read_ok(&mut input, &data, 10, &ctx).await;
-        read_ok(&mut input, &data, 50, &ctx).await;
-        ctl.set_read_budget(budget);
+        let (mut input, ctl, ctx) = held_after(&data, &[10, 50], budget).await;
         cancel_read_bytes(&mut input, 30, &ctx);
         check_window(&input, &data, 60, &format!("{ctx}: after cancelled refill"));
         ctl.open_reads();
@@ -60,10 +73,7 @@ async fn cancel_read_byte_during_window_refill() {
     let data = pattern_vec(1000);
     // Budget 0 only: any byte that arrives would complete `read_byte`.
     for budget in [0u64] {
-        let ctx = format!("budget {budget}");
-        let (mut input, ctl) = gated(&data, 64, 13);
-        read_ok(&mut input, &data, 64, &ctx).await;
-        ctl.set_read_budget(budget);
+        let (mut input, ctl, ctx) = held_after(&data, &[64], budget).await;
         {
             let mut fut = spawn(input.read_byte());
             assert!(fut.poll_until_idle().is_pending(), "{ctx}");
@@ -80,10 +90,7 @@ async fn cancel_read_byte_during_window_refill() {
 async fn cancel_read_bytes_owned_during_window_refill() {
     let data = pattern_vec(1000);
     for budget in [0u64, 7] {
-        let ctx = format!("budget {budget}");
-        let (mut input, ctl) = gated(&data, 64, 13);
-        read_ok(&mut input, &data, 40, &ctx).await;
-        ctl.set_read_budget(budget);
+        let (mut input, ctl, ctx) = held_after(&data, &[40], budget).await;
         {
             let mut fut = spawn(input.read_bytes_owned(30));
             assert!(fut.poll_until_idle().is_pending(), "{ctx}");
