@@ -43,14 +43,30 @@ async fn held_after(
     (input, ctl, ctx)
 }
 
+/// A gated input over `data` (window 64, whole reads) that has read its first 10 bytes, with
+/// the completion of its seeks then held `Pending`.
+async fn seeks_held_after_10(data: &[u8], ctx: &str) -> (Input, std::sync::Arc<GateCtl>) {
+    let (mut input, ctl) = gated(data, 64, 1000);
+    read_ok(&mut input, data, 10, ctx).await;
+    ctl.close_seeks();
+    (input, ctl)
+}
+
 /// Polls `read_bytes(n)` until it is stuck on the source, then drops it.
 fn cancel_read_bytes(input: &mut Input, n: usize, ctx: &str) {
     let mut buf = vec![0u8; n];
-    let mut fut = spawn(input.read_bytes(&mut buf));
-    assert!(
-        fut.poll_until_idle().is_pending(),
-        "{ctx}: read_bytes({n}) should be stuck on the gated source"
+    cancel_stuck(
+        input.read_bytes(&mut buf),
+        &format!("{ctx}: read_bytes({n}) should be stuck on the gated source"),
     );
+}
+
+/// Polls `future` until it is stuck on the source (it must be: `msg` otherwise), then drops
+/// it.
+#[track_caller]
+fn cancel_stuck<F: std::future::Future>(future: F, msg: &str) {
+    let mut fut = spawn(future);
+    assert!(fut.poll_until_idle().is_pending(), "{msg}");
 }
 
 #[tokio::test]
@@ -74,10 +90,7 @@ async fn cancel_read_byte_during_window_refill() {
     // Budget 0 only: any byte that arrives would complete `read_byte`.
     for budget in [0u64] {
         let (mut input, ctl, ctx) = held_after(&data, &[64], budget).await;
-        {
-            let mut fut = spawn(input.read_byte());
-            assert!(fut.poll_until_idle().is_pending(), "{ctx}");
-        }
+        cancel_stuck(input.read_byte(), &ctx);
         check_window(&input, &data, 64, &ctx);
         ctl.open_reads();
         assert_eq!(input.read_byte().await.unwrap(), data[64], "{ctx}");
@@ -91,10 +104,7 @@ async fn cancel_read_bytes_owned_during_window_refill() {
     let data = pattern_vec(1000);
     for budget in [0u64, 7] {
         let (mut input, ctl, ctx) = held_after(&data, &[40], budget).await;
-        {
-            let mut fut = spawn(input.read_bytes_owned(30));
-            assert!(fut.poll_until_idle().is_pending(), "{ctx}");
-        }
+        cancel_stuck(input.read_bytes_owned(30), &ctx);
         check_window(&input, &data, 40, &ctx);
         ctl.open_reads();
         let b = input.read_bytes_owned(30).await.unwrap();
@@ -169,23 +179,15 @@ async fn cancel_during_pending_seek() {
     let data = pattern_vec(3000);
     for then_elsewhere in [false, true] {
         let ctx = format!("then_elsewhere {then_elsewhere}");
-        let (mut input, ctl) = gated(&data, 64, 1000);
-        read_ok(&mut input, &data, 10, &ctx).await;
+        let (mut input, ctl) = seeks_held_after_10(&data, &ctx).await;
         input.seek_to(700);
-        ctl.close_seeks();
-        {
-            let mut fut = spawn(input.read_byte());
-            assert!(
-                fut.poll_until_idle().is_pending(),
-                "{ctx}: seek should pend"
-            );
-        }
+        cancel_stuck(input.read_byte(), &format!("{ctx}: seek should pend"));
         check_window(&input, &data, 700, &ctx);
-        {
-            // A second cancellation while the first seek is still in flight.
-            let mut fut = spawn(input.read_bytes_owned(100));
-            assert!(fut.poll_until_idle().is_pending(), "{ctx}: still pending");
-        }
+        // A second cancellation while the first seek is still in flight.
+        cancel_stuck(
+            input.read_bytes_owned(100),
+            &format!("{ctx}: still pending"),
+        );
         check_window(&input, &data, 700, &ctx);
         ctl.open_seeks();
         if then_elsewhere {
@@ -210,13 +212,8 @@ async fn cancel_length() {
     let data = pattern_vec(2000);
     for read_first in [false, true] {
         let ctx = format!("read_first {read_first}");
-        let (mut input, ctl) = gated(&data, 64, 1000);
-        read_ok(&mut input, &data, 10, &ctx).await;
-        ctl.close_seeks();
-        {
-            let mut fut = spawn(input.length());
-            assert!(fut.poll_until_idle().is_pending(), "{ctx}");
-        }
+        let (mut input, ctl) = seeks_held_after_10(&data, &ctx).await;
+        cancel_stuck(input.length(), &ctx);
         check_window(&input, &data, 10, &ctx);
         ctl.open_seeks();
         if read_first {
@@ -235,13 +232,11 @@ async fn cancel_length() {
 #[tokio::test]
 async fn cancel_async_seek_end() {
     let data = pattern_vec(2000);
-    let (mut input, ctl) = gated(&data, 64, 1000);
-    read_ok(&mut input, &data, 10, "first").await;
-    ctl.close_seeks();
-    {
-        let mut fut = spawn(input.seek(SeekFrom::End(-100)));
-        assert!(fut.poll_until_idle().is_pending());
-    }
+    let (mut input, ctl) = seeks_held_after_10(&data, "first").await;
+    cancel_stuck(
+        input.seek(SeekFrom::End(-100)),
+        "the End seek should be stuck",
+    );
     check_window(&input, &data, 10, "after cancelled End seek");
     ctl.open_seeks();
     read_ok(&mut input, &data, 20, "in window").await;
