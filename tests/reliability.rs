@@ -3,10 +3,11 @@
 
 use std::future::Future;
 use std::io::{self, Cursor, ErrorKind, SeekFrom};
-use std::pin::{pin, Pin};
+use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use async_buffered_input::{AsyncBufferedInput, InputError};
+use abi_testkit::{input_error, poll_once_then_drop};
+use async_buffered_input::AsyncBufferedInput;
 use tokio::io::{AsyncRead, AsyncSeek, AsyncSeekExt, ReadBuf};
 
 /// A `Cursor` whose seeks each answer `Pending` once in `poll_complete` (like a file whose
@@ -91,19 +92,9 @@ fn data(len: usize) -> Vec<u8> {
 }
 
 /// Polls `future` once, expecting `Pending`, and drops it.
+#[track_caller]
 fn poll_once_and_drop<F: Future>(future: F) {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(std::task::Waker::noop());
-    assert!(
-        future.as_mut().poll(&mut cx).is_pending(),
-        "expected Pending"
-    );
-}
-
-fn payload(e: &io::Error) -> &InputError {
-    e.get_ref()
-        .and_then(|inner| inner.downcast_ref::<InputError>())
-        .unwrap_or_else(|| panic!("no InputError payload in {e:?}"))
+    assert!(poll_once_then_drop(future).is_none(), "expected Pending");
 }
 
 /// Finding 1: a dropped future that had started the seek to the end, then the cursor moved
@@ -124,7 +115,7 @@ async fn a_cursor_moved_through_get_mut_is_not_taken_for_the_length() {
     input.get_mut().cursor.set_position(1 << 40);
     let e = input.read_string().await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
-    assert_eq!(payload(&e).available(), Some(100), "{e}");
+    assert_eq!(input_error(&e).available(), Some(100), "{e}");
     assert_eq!(input.length().await.unwrap(), 100);
 }
 
@@ -138,7 +129,7 @@ async fn errors_in_the_middle_of_a_value_name_where_it_starts() {
     input.read_bytes(&mut [0; 3]).await.unwrap();
     let e = input.read_vint().await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectionReset);
-    assert_eq!(payload(&e).position(), 3, "{e}");
+    assert_eq!(input_error(&e).position(), 3, "{e}");
     assert_eq!(input.position(), 3);
     assert_eq!(
         input.read_vint().await.unwrap(),
@@ -150,7 +141,7 @@ async fn errors_in_the_middle_of_a_value_name_where_it_starts() {
     let mut input = AsyncBufferedInput::with_capacity(4, Flaky::failing_at(vint.to_vec(), 4));
     input.read_bytes(&mut [0; 3]).await.unwrap();
     let e = input.read_string().await.unwrap_err();
-    assert_eq!(payload(&e).position(), 3, "{e}");
+    assert_eq!(input_error(&e).position(), 3, "{e}");
 
     // A string's body after its prefix.
     let mut bytes = vec![1, 2, 3, 10];
@@ -158,7 +149,7 @@ async fn errors_in_the_middle_of_a_value_name_where_it_starts() {
     let mut input = AsyncBufferedInput::with_capacity(4, Flaky::failing_at(bytes, 4));
     input.read_bytes(&mut [0; 3]).await.unwrap();
     let e = input.read_string().await.unwrap_err();
-    assert_eq!(payload(&e).position(), 3, "{e}");
+    assert_eq!(input_error(&e).position(), 3, "{e}");
     assert_eq!(input.read_string().await.unwrap(), "abcdefghij");
 
     // A bulk read failing after its first steps.
@@ -168,7 +159,7 @@ async fn errors_in_the_middle_of_a_value_name_where_it_starts() {
     let mut dst = [0u32; 1990];
     let e = input.read_u32_into(&mut dst).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectionReset);
-    assert_eq!(payload(&e).position(), 8, "{e}");
+    assert_eq!(input_error(&e).position(), 8, "{e}");
     assert_eq!(input.position(), 8);
     input.read_u32_into(&mut dst).await.unwrap();
     assert_eq!((dst[0], dst[1989]), (2, 1991));
@@ -248,7 +239,7 @@ async fn far_past_the_end_of_a_file_is_the_end() {
             input.seek_to(at);
             let e = input.read_byte().await.unwrap_err();
             assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "at {at}: {e}");
-            assert_eq!(payload(&e).position(), at);
+            assert_eq!(input_error(&e).position(), at);
             let e = input.read_bytes(&mut [0; 10]).await.unwrap_err();
             assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "at {at}: {e}");
         }
@@ -274,7 +265,7 @@ async fn an_abandoned_seek_that_fails_does_not_fail_the_next_read() {
     input.seek_to((1 << 33) + 10);
     let e = input.read_bytes(&mut [0; 23]).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
-    assert_eq!(payload(&e).position(), (1 << 33) + 10, "{e}");
+    assert_eq!(input_error(&e).position(), (1 << 33) + 10, "{e}");
     assert_eq!(input.position(), (1 << 33) + 10);
     input.seek_to(90);
     let mut buf = [0u8; 10];

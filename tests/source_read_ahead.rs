@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use abi_testkit::{chain, pattern_vec};
+use abi_testkit::{chain, input_error, pattern_vec};
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{MemorySource, PositionalSource, SlowLink};
-use async_buffered_input::{AsyncBufferedInput, InputError};
+use async_buffered_input::AsyncBufferedInput;
 use bytes::Bytes;
 use tokio::io::AsyncSeekExt;
 use tokio::time::Instant;
@@ -340,7 +340,7 @@ async fn slices_read_as_their_own_file_and_cannot_escape() {
     let mut buf = [0u8; 100];
     let e = s.read_bytes(&mut buf).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof);
-    let detail = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+    let detail = input_error(&e);
     assert_eq!(detail.available(), Some(99));
     s.read_bytes(&mut buf[..99]).await.unwrap();
     assert_eq!(buf[..99], data[1001..1100]);

@@ -9,7 +9,7 @@
 //! - **Reading texts**: [`value_of`] (a `key=value` word of a header or a script's output).
 //! - **Checks**: [`assert_bytes`] names the first differing offset; [`assert_contains`] and
 //!   [`assert_count`] print the whole text they looked in; [`chain`], [`causes`],
-//!   [`has_input_error_payload`], [`assert_msg_mentions`] and [`assert_source_error`] look into
+//!   [`has_input_error_payload`], [`input_error`], [`assert_msg_mentions`] and [`assert_source_error`] look into
 //!   the errors an input returns.
 //! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`], or the caller's own
 //!   [`CountSink`]) and [`CountingPositional`] (a positional source) count what reaches the
@@ -62,7 +62,7 @@ pub use counting::Counting;
 pub use counting_positional::CountingPositional;
 pub use counts::{CountSnapshot, Counts};
 pub use error_chain::{
-    assert_msg_mentions, assert_source_error, causes, chain, has_input_error_payload,
+    assert_msg_mentions, assert_source_error, causes, chain, has_input_error_payload, input_error,
 };
 pub use example_build::ExampleBuild;
 pub use fail_every::FailEvery;
