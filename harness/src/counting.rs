@@ -36,7 +36,8 @@ use abi_testkit::{CountSink, Counting, ReadOutcome};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
-/// let mut source = CountingSource::with_counts(Cursor::new(vec![1u8; 100]), StreamCounts::default());
+/// let data = Cursor::new(vec![1u8; 100]);
+/// let mut source = CountingSource::with_counts(data, StreamCounts::default());
 /// let mut buf = [0u8; 10];
 /// source.read_exact(&mut buf).await?;
 /// source.seek(std::io::SeekFrom::Start(0)).await?;

@@ -9,16 +9,16 @@
 //! - **Reading texts**: [`value_of`] (a `key=value` word of a header or a script's output).
 //! - **Checks**: [`assert_bytes`] names the first differing offset; [`assert_contains`] and
 //!   [`assert_count`] print the whole text they looked in; [`chain`], [`causes`],
-//!   [`has_input_error_payload`], [`input_error`], [`assert_msg_mentions`] and [`assert_source_error`] look into
-//!   the errors an input returns.
+//!   [`has_input_error_payload`], [`input_error`], [`assert_msg_mentions`] and
+//!   [`assert_source_error`] look into the errors an input returns.
 //! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`], or the caller's own
 //!   [`CountSink`]) and [`CountingPositional`] (a positional source) count what reaches the
 //!   source under an input.
 //! - **Hostile and failing sources**: [`Hostile`] (a stream with short reads, `Pending` and
 //!   injected errors, set by [`HostileConfig`], reported in [`HostileLog`]; or, made by
-//!   [`Hostile::gated`], held `Pending` until its [`GateCtl`] lets it through), [`PartlyAtHand`] (a positional
-//!   source partly in "page cache") and [`FailEvery`] (a positional source failing every n-th
-//!   request).
+//!   [`Hostile::gated`], held `Pending` until its [`GateCtl`] lets it through),
+//!   [`PartlyAtHand`] (a positional source partly in "page cache") and [`FailEvery`] (a
+//!   positional source failing every n-th request).
 //! - **Harness pieces**: [`temp_tokio_file`] / [`temp_std_file_in`] (real files, unlinked at
 //!   once), [`server_var`] / [`object_file`] (what the server tests read from the environment), [`poll_once_then_drop`] (for cancellation tests), [`ExampleBuild`] (builds an
 //!   example from inside a test, in the test's target folder, without the package variables
