@@ -16,7 +16,9 @@
 //!   source under an input.
 //! - **Hostile and failing sources**: [`Hostile`] (a stream with short reads, `Pending` and
 //!   injected errors, set by [`HostileConfig`], reported in [`HostileLog`]; or, made by
-//!   [`Hostile::gated`], held `Pending` until its [`GateCtl`] lets it through),
+//!   [`Hostile::gated`], held `Pending` until its [`GateCtl`] lets it through), [`Faulty`] (a
+//!   `Cursor` whose reads fail from a position, whose seeks pend or are refused, set by
+//!   [`FaultyConfig`]),
 //!   [`PartlyAtHand`] (a positional source partly in "page cache") and [`FailEvery`] (a
 //!   positional source failing every n-th request).
 //! - **Harness pieces**: [`temp_tokio_file`] / [`temp_std_file_in`] (real files, unlinked at
@@ -40,6 +42,7 @@ mod counts;
 mod error_chain;
 mod example_build;
 mod fail_every;
+mod faulty;
 mod gate_ctl;
 mod hostile;
 mod hostile_config;
@@ -66,6 +69,7 @@ pub use error_chain::{
 };
 pub use example_build::ExampleBuild;
 pub use fail_every::FailEvery;
+pub use faulty::{Faulty, FaultyConfig};
 pub use gate_ctl::GateCtl;
 pub use hostile::Hostile;
 pub use hostile_config::{HostileConfig, SeekFail, HOSTILE_READ_ERROR, HOSTILE_SEEK_ERROR};
