@@ -3,7 +3,7 @@
 //! position, whatever state the source was left in (a refill or direct read partly done, a seek
 //! still in flight).
 //!
-//! `Gated` (see common) behaves like `tokio::fs::File` with respect to in-flight seeks:
+//! A gated `Hostile` (see the test kit) behaves like `tokio::fs::File` with respect to in-flight seeks:
 //! `start_seek` while a seek is in flight fails, so the input must finish (`poll_complete`) an
 //! abandoned seek before starting another one.
 
@@ -19,21 +19,54 @@ use common::*;
 use tokio::io::AsyncSeekExt;
 use tokio_test::task::spawn;
 
-type Input = AsyncBufferedInput<StreamFetch<Gated>>;
+type Input = AsyncBufferedInput<StreamFetch<Hostile>>;
 
 fn gated(data: &[u8], cap: usize, max_read: usize) -> (Input, std::sync::Arc<GateCtl>) {
-    let (src, ctl) = Gated::new(data.to_vec(), max_read);
+    let (src, ctl) = Hostile::gated(data.to_vec(), max_read);
     (AsyncBufferedInput::with_capacity(cap, src), ctl)
+}
+
+/// A gated input over `data` (window 64, reads of at most 13 bytes) that has read the sizes
+/// `first` one after the other, then may deliver only `budget` more bytes; and the context
+/// naming the budget.
+async fn held_after(
+    data: &[u8],
+    first: &[usize],
+    budget: u64,
+) -> (Input, std::sync::Arc<GateCtl>, String) {
+    let ctx = format!("budget {budget}");
+    let (mut input, ctl) = gated(data, 64, 13);
+    for &n in first {
+        read_ok(&mut input, data, n, &ctx).await;
+    }
+    ctl.set_read_budget(budget);
+    (input, ctl, ctx)
+}
+
+/// A gated input over `data` (window 64, whole reads) that has read its first 10 bytes, with
+/// the completion of its seeks then held `Pending`.
+async fn seeks_held_after_10(data: &[u8], ctx: &str) -> (Input, std::sync::Arc<GateCtl>) {
+    let (mut input, ctl) = gated(data, 64, 1000);
+    read_ok(&mut input, data, 10, ctx).await;
+    ctl.close_seeks();
+    (input, ctl)
 }
 
 /// Polls `read_bytes(n)` until it is stuck on the source, then drops it.
 fn cancel_read_bytes(input: &mut Input, n: usize, ctx: &str) {
     let mut buf = vec![0u8; n];
-    let mut fut = spawn(input.read_bytes(&mut buf));
-    assert!(
-        fut.poll_until_idle().is_pending(),
-        "{ctx}: read_bytes({n}) should be stuck on the gated source"
+    cancel_stuck(
+        input.read_bytes(&mut buf),
+        &format!("{ctx}: read_bytes({n}) should be stuck on the gated source"),
     );
+}
+
+/// Polls `future` until it is stuck on the source (it must be: `msg` otherwise), then drops
+/// it.
+#[track_caller]
+fn cancel_stuck<F: std::future::Future>(future: F, msg: &str) {
+    let mut fut = spawn(future);
+    assert!(fut.poll_until_idle().is_pending(), "{msg}");
 }
 
 #[tokio::test]
@@ -41,11 +74,7 @@ async fn cancel_read_bytes_during_window_refill() {
     let data = pattern_vec(1000);
     // budget 0: nothing arrives; budget 5: part of the refill arrives before the gate closes.
     for budget in [0u64, 5] {
-        let ctx = format!("budget {budget}");
-        let (mut input, ctl) = gated(&data, 64, 13);
-        read_ok(&mut input, &data, 10, &ctx).await;
-        read_ok(&mut input, &data, 50, &ctx).await;
-        ctl.set_read_budget(budget);
+        let (mut input, ctl, ctx) = held_after(&data, &[10, 50], budget).await;
         cancel_read_bytes(&mut input, 30, &ctx);
         check_window(&input, &data, 60, &format!("{ctx}: after cancelled refill"));
         ctl.open_reads();
@@ -60,14 +89,8 @@ async fn cancel_read_byte_during_window_refill() {
     let data = pattern_vec(1000);
     // Budget 0 only: any byte that arrives would complete `read_byte`.
     for budget in [0u64] {
-        let ctx = format!("budget {budget}");
-        let (mut input, ctl) = gated(&data, 64, 13);
-        read_ok(&mut input, &data, 64, &ctx).await;
-        ctl.set_read_budget(budget);
-        {
-            let mut fut = spawn(input.read_byte());
-            assert!(fut.poll_until_idle().is_pending(), "{ctx}");
-        }
+        let (mut input, ctl, ctx) = held_after(&data, &[64], budget).await;
+        cancel_stuck(input.read_byte(), &ctx);
         check_window(&input, &data, 64, &ctx);
         ctl.open_reads();
         assert_eq!(input.read_byte().await.unwrap(), data[64], "{ctx}");
@@ -80,14 +103,8 @@ async fn cancel_read_byte_during_window_refill() {
 async fn cancel_read_bytes_owned_during_window_refill() {
     let data = pattern_vec(1000);
     for budget in [0u64, 7] {
-        let ctx = format!("budget {budget}");
-        let (mut input, ctl) = gated(&data, 64, 13);
-        read_ok(&mut input, &data, 40, &ctx).await;
-        ctl.set_read_budget(budget);
-        {
-            let mut fut = spawn(input.read_bytes_owned(30));
-            assert!(fut.poll_until_idle().is_pending(), "{ctx}");
-        }
+        let (mut input, ctl, ctx) = held_after(&data, &[40], budget).await;
+        cancel_stuck(input.read_bytes_owned(30), &ctx);
         check_window(&input, &data, 40, &ctx);
         ctl.open_reads();
         let b = input.read_bytes_owned(30).await.unwrap();
@@ -162,23 +179,15 @@ async fn cancel_during_pending_seek() {
     let data = pattern_vec(3000);
     for then_elsewhere in [false, true] {
         let ctx = format!("then_elsewhere {then_elsewhere}");
-        let (mut input, ctl) = gated(&data, 64, 1000);
-        read_ok(&mut input, &data, 10, &ctx).await;
+        let (mut input, ctl) = seeks_held_after_10(&data, &ctx).await;
         input.seek_to(700);
-        ctl.close_seeks();
-        {
-            let mut fut = spawn(input.read_byte());
-            assert!(
-                fut.poll_until_idle().is_pending(),
-                "{ctx}: seek should pend"
-            );
-        }
+        cancel_stuck(input.read_byte(), &format!("{ctx}: seek should pend"));
         check_window(&input, &data, 700, &ctx);
-        {
-            // A second cancellation while the first seek is still in flight.
-            let mut fut = spawn(input.read_bytes_owned(100));
-            assert!(fut.poll_until_idle().is_pending(), "{ctx}: still pending");
-        }
+        // A second cancellation while the first seek is still in flight.
+        cancel_stuck(
+            input.read_bytes_owned(100),
+            &format!("{ctx}: still pending"),
+        );
         check_window(&input, &data, 700, &ctx);
         ctl.open_seeks();
         if then_elsewhere {
@@ -203,13 +212,8 @@ async fn cancel_length() {
     let data = pattern_vec(2000);
     for read_first in [false, true] {
         let ctx = format!("read_first {read_first}");
-        let (mut input, ctl) = gated(&data, 64, 1000);
-        read_ok(&mut input, &data, 10, &ctx).await;
-        ctl.close_seeks();
-        {
-            let mut fut = spawn(input.length());
-            assert!(fut.poll_until_idle().is_pending(), "{ctx}");
-        }
+        let (mut input, ctl) = seeks_held_after_10(&data, &ctx).await;
+        cancel_stuck(input.length(), &ctx);
         check_window(&input, &data, 10, &ctx);
         ctl.open_seeks();
         if read_first {
@@ -228,13 +232,11 @@ async fn cancel_length() {
 #[tokio::test]
 async fn cancel_async_seek_end() {
     let data = pattern_vec(2000);
-    let (mut input, ctl) = gated(&data, 64, 1000);
-    read_ok(&mut input, &data, 10, "first").await;
-    ctl.close_seeks();
-    {
-        let mut fut = spawn(input.seek(SeekFrom::End(-100)));
-        assert!(fut.poll_until_idle().is_pending());
-    }
+    let (mut input, ctl) = seeks_held_after_10(&data, "first").await;
+    cancel_stuck(
+        input.seek(SeekFrom::End(-100)),
+        "the End seek should be stuck",
+    );
     check_window(&input, &data, 10, "after cancelled End seek");
     ctl.open_seeks();
     read_ok(&mut input, &data, 20, "in window").await;

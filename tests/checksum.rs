@@ -6,7 +6,6 @@
 //! window size.
 
 use std::io::{Cursor, ErrorKind, SeekFrom};
-use std::task::{Context, Poll};
 
 use abi_testkit::poll_once_then_drop as poll_once;
 use abi_testkit::*;
@@ -314,61 +313,17 @@ async fn direct_reads_after_a_void_checksum_or_past_the_end_are_right() {
     }
 }
 
-/// A stream whose reads and seeks are `Pending` (woken at once) every other call.
-struct EveryOtherPending {
-    inner: Cursor<Vec<u8>>,
-    calls: u64,
-}
-
-impl EveryOtherPending {
-    fn pend(&mut self, cx: &mut Context<'_>) -> bool {
-        self.calls += 1;
-        if self.calls % 2 == 1 {
-            cx.waker().wake_by_ref();
-            return true;
-        }
-        false
-    }
-}
-
-impl tokio::io::AsyncRead for EveryOtherPending {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        if self.pend(cx) {
-            return Poll::Pending;
-        }
-        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl tokio::io::AsyncSeek for EveryOtherPending {
-    fn start_seek(mut self: std::pin::Pin<&mut Self>, to: SeekFrom) -> std::io::Result<()> {
-        std::pin::Pin::new(&mut self.inner).start_seek(to)
-    }
-
-    fn poll_complete(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<u64>> {
-        if self.pend(cx) {
-            return Poll::Pending;
-        }
-        std::pin::Pin::new(&mut self.inner).poll_complete(cx)
-    }
-}
-
 /// Found by fuzzing: checksumming, a read past the end fetched again at the data's end on every
 /// poll (to fold the skipped bytes), undoing the stream seek the read itself needed; over a
 /// source that is `Pending` every other call, it never finished.
 #[tokio::test]
 async fn a_read_past_the_end_while_checksumming_finishes() {
-    let source = EveryOtherPending {
-        inner: Cursor::new(vec![1u8; 8]),
-        calls: 0,
+    // Reads and seeks are `Pending` (woken at once) every other call.
+    let cfg = FaultyConfig {
+        pending_every_other: true,
+        ..Default::default()
     };
+    let source = Faulty::new(vec![1u8; 8], cfg);
     let mut input = AsyncBufferedInput::with_capacity(16, source);
     input.start_checksum();
     input.seek_to(20); // the checksum can fold only up to 8

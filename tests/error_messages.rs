@@ -105,7 +105,7 @@ async fn a_read_that_fails_in_the_source_ends_with_the_cause() {
         "f.bin: read_u32 of 4 bytes at position 10 failed: read of 16 bytes at offset 0 from \
          f.bin: ",
     );
-    let payload = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+    let payload = abi_testkit::input_error(&e);
     let cause = payload.cause().unwrap();
     assert_eq!(cause.kind(), ErrorKind::ConnectionReset);
     let detail = cause

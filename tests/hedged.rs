@@ -93,15 +93,34 @@ fn hedged_after(
     )
 }
 
+/// Reads `len` bytes at `at`, checks them, and returns how long the read took.
+async fn timed_read(source: &Hedged<Scripted>, at: u64, len: usize) -> Duration {
+    let t0 = Instant::now();
+    let data = source.read_at(at, len).await.unwrap();
+    assert_eq!(data[..], expected(at as usize, len)[..]);
+    t0.elapsed()
+}
+
+/// [`hedged_after`] once it has answered `reads` reads of 10 bytes at 0, one after the other.
+async fn hedged_after_reads(
+    delay_ms: u64,
+    budget: f64,
+    latency: impl Fn(usize) -> Option<Duration> + Send + Sync + 'static,
+    reads: usize,
+) -> Hedged<Scripted> {
+    let source = hedged_after(delay_ms, budget, latency);
+    for _ in 0..reads {
+        source.read_at(0, 10).await.unwrap();
+    }
+    source
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_slow_first_request_is_beaten_by_the_hedge_and_dropped() {
     // The first request takes 1 s, the hedge 5 ms; hedge after 10 ms.
     let source = hedged_after(10, 1.0, |n| Some(if n == 0 { ms(1000) } else { ms(5) }));
-    let t0 = Instant::now();
-    let data = source.read_at(100, 50).await.unwrap();
-    assert_eq!(data[..], expected(100, 50)[..]);
     assert_eq!(
-        t0.elapsed(),
+        timed_read(&source, 100, 50).await,
         ms(15),
         "answered by the hedge: 10 ms delay + 5 ms"
     );
@@ -127,10 +146,7 @@ async fn a_slow_first_request_is_beaten_by_the_hedge_and_dropped() {
 #[tokio::test(start_paused = true)]
 async fn when_the_first_answers_first_the_hedge_is_dropped() {
     let source = hedged_after(10, 1.0, |n| Some(if n == 0 { ms(20) } else { ms(1000) }));
-    let t0 = Instant::now();
-    let data = source.read_at(0, 10).await.unwrap();
-    assert_eq!(data[..], expected(0, 10)[..]);
-    assert_eq!(t0.elapsed(), ms(20));
+    assert_eq!(timed_read(&source, 0, 10).await, ms(20));
     let stats = source.stats();
     assert_eq!((stats.hedges_fired, stats.hedges_won), (1, 0));
     assert_eq!(source.get_ref().alive(), 0, "the slow hedge was dropped");
@@ -138,10 +154,7 @@ async fn when_the_first_answers_first_the_hedge_is_dropped() {
 
 #[tokio::test(start_paused = true)]
 async fn a_fast_request_is_not_hedged() {
-    let source = hedged_after(10, 1.0, |_| Some(ms(3)));
-    for _ in 0..10 {
-        source.read_at(0, 10).await.unwrap();
-    }
+    let source = hedged_after_reads(10, 1.0, |_| Some(ms(3)), 10).await;
     assert_eq!(source.stats().hedges_fired, 0);
     assert_eq!(source.get_ref().sent(), 10);
 }
@@ -175,10 +188,7 @@ async fn hedges_never_exceed_the_budget() {
     assert_eq!(source.get_ref().sent() as u64, 1000 + stats.hedges_fired);
 
     // A budget of 0 is no hedge at all, not even the reserve.
-    let source = hedged_after(1, 0.0, |_| Some(ms(50)));
-    for _ in 0..10 {
-        source.read_at(0, 10).await.unwrap();
-    }
+    let source = hedged_after_reads(1, 0.0, |_| Some(ms(50)), 10).await;
     assert_eq!(source.stats().hedges_fired, 0);
     assert_eq!(source.get_ref().sent(), 10);
 }
@@ -319,10 +329,7 @@ async fn a_slow_read_the_budget_cannot_pay_for_is_counted() {
     // Every request takes 50 ms against a 1 ms delay, with a budget of 5%: the first two
     // reads spend the reserve (at twice the delay), the third finds nothing saved (0.15
     // hedges), is not hedged, and says so.
-    let source = hedged_after(1, 0.05, |_| Some(ms(50)));
-    for _ in 0..3 {
-        source.read_at(0, 10).await.unwrap();
-    }
+    let source = hedged_after_reads(1, 0.05, |_| Some(ms(50)), 3).await;
     let stats = source.stats();
     assert_eq!(
         (stats.hedges_fired, stats.hedges_denied),

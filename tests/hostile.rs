@@ -4,18 +4,44 @@
 
 mod common;
 
-use std::io::{ErrorKind, SeekFrom};
+use std::io::{self, ErrorKind, SeekFrom};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use abi_testkit::*;
+use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
 use common::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 
-fn hostile(data: &[u8], cfg: HostileConfig) -> (Hostile, std::sync::Arc<HostileLog>) {
-    let h = Hostile::new(data.to_vec(), cfg);
-    let log = h.log();
-    (h, log)
+type Input = AsyncBufferedInput<StreamFetch<Hostile>>;
+
+/// An input with a window of `cap` bytes over a [`Hostile`] stream of `data` that misbehaves
+/// as `cfg` says, and the stream's log.
+fn hostile_input(data: &[u8], cap: usize, cfg: HostileConfig) -> (Input, Arc<HostileLog>) {
+    let source = Hostile::new(data.to_vec(), cfg);
+    let log = source.log();
+    (AsyncBufferedInput::with_capacity(cap, source), log)
+}
+
+/// After a failed operation: `e` is the source's error of `kind` naming the position `at`,
+/// and the input is still at `at` with a window that holds `data`'s bytes.
+#[track_caller]
+fn assert_failed_at(
+    input: &Input,
+    data: &[u8],
+    e: &io::Error,
+    kind: ErrorKind,
+    at: u64,
+    ctx: &str,
+) {
+    assert_source_error(e, kind, at, ctx);
+    check_window(input, data, at, ctx);
+}
+
+/// `AsyncSeekExt::seek` to `to`, which must succeed: the new position.
+async fn seek(input: &mut Input, to: SeekFrom) -> u64 {
+    AsyncSeekExt::seek(input, to).await.unwrap()
 }
 
 #[tokio::test]
@@ -27,8 +53,7 @@ async fn short_reads_fill_windows_and_direct_reads() {
             seed: cap as u64,
             ..Default::default()
         };
-        let (src, log) = hostile(&data, cfg);
-        let mut input = AsyncBufferedInput::with_capacity(cap, src);
+        let (mut input, log) = hostile_input(&data, cap, cfg);
         let ctx = format!("cap {cap}");
         for n in [1usize, 5, cap, cap + 1, 3 * cap + 2, 100, 1000, 7] {
             read_ok(&mut input, &data, n, &ctx).await;
@@ -61,8 +86,7 @@ async fn pending_between_calls_is_transparent() {
         pending: true,
         ..Default::default()
     };
-    let (src, log) = hostile(&data, cfg);
-    let mut input = AsyncBufferedInput::with_capacity(1000, src);
+    let (mut input, log) = hostile_input(&data, 1000, cfg);
     read_ok(&mut input, &data, 10, "pending").await;
     for (i, &expected) in data.iter().enumerate().take(2100).skip(10) {
         assert_eq!(
@@ -94,8 +118,7 @@ async fn read_error_at_window_refill_then_recovery() {
         fail_read_after: Some(1000),
         ..Default::default()
     };
-    let (src, log) = hostile(&data, cfg);
-    let mut input = AsyncBufferedInput::with_capacity(64, src);
+    let (mut input, log) = hostile_input(&data, 64, cfg);
     read_ok(&mut input, &data, 1000, "direct read up to the error point").await;
     assert!(!log.read_error_fired.load(Ordering::SeqCst));
     let mut buf = [0u8; 10];
@@ -104,8 +127,7 @@ async fn read_error_at_window_refill_then_recovery() {
         .await
         .expect_err("the source fails at 1000");
     assert!(log.read_error_fired.load(Ordering::SeqCst));
-    assert_source_error(&e, HOSTILE_READ_ERROR, 1000, "refill error");
-    check_window(&input, &data, 1000, "after refill error");
+    assert_failed_at(&input, &data, &e, HOSTILE_READ_ERROR, 1000, "refill error");
     read_ok(&mut input, &data, 10, "after recovery").await;
     read_ok(&mut input, &data, 1990, "to the end").await;
 }
@@ -121,8 +143,7 @@ async fn read_error_in_the_middle_of_a_direct_read() {
         fail_read_after: Some(300),
         ..Default::default()
     };
-    let (src, log) = hostile(&data, cfg);
-    let mut input = AsyncBufferedInput::with_capacity(64, src);
+    let (mut input, log) = hostile_input(&data, 64, cfg);
     input.seek_to(123);
     let mut buf = vec![0u8; 2000];
     let e = input
@@ -130,8 +151,14 @@ async fn read_error_in_the_middle_of_a_direct_read() {
         .await
         .expect_err("the source fails after 300 bytes");
     assert!(log.read_error_fired.load(Ordering::SeqCst));
-    assert_source_error(&e, HOSTILE_READ_ERROR, 123, "direct read error");
-    check_window(&input, &data, 123, "after direct read error");
+    assert_failed_at(
+        &input,
+        &data,
+        &e,
+        HOSTILE_READ_ERROR,
+        123,
+        "direct read error",
+    );
     read_ok(&mut input, &data, 2000, "retry").await;
     assert_eq!(input.read_byte().await.unwrap(), data[2123]);
 }
@@ -147,16 +174,14 @@ async fn read_error_in_the_middle_of_a_refill() {
         fail_read_after: Some(5),
         ..Default::default()
     };
-    let (src, _log) = hostile(&data, cfg);
-    let mut input = AsyncBufferedInput::with_capacity(1024, src);
+    let (mut input, _log) = hostile_input(&data, 1024, cfg);
     input.seek_to(777);
     let mut buf = [0u8; 10];
     let e = input
         .read_bytes(&mut buf)
         .await
         .expect_err("fails after 5 bytes");
-    assert_source_error(&e, HOSTILE_READ_ERROR, 777, "refill error");
-    check_window(&input, &data, 777, "after refill error");
+    assert_failed_at(&input, &data, &e, HOSTILE_READ_ERROR, 777, "refill error");
     read_ok(&mut input, &data, 10, "retry").await;
     read_ok(&mut input, &data, 2000, "more").await;
 }
@@ -172,8 +197,7 @@ async fn mid_read_error(method: u64) {
             fail_read_after: Some(40),
             ..Default::default()
         };
-        let (src, log) = hostile(&data, cfg);
-        let mut input = AsyncBufferedInput::with_capacity(32, src);
+        let (mut input, log) = hostile_input(&data, 32, cfg);
         input.seek_to(2500);
         let ctx = format!("method {method}");
         // The source delivers 40 bytes from 2500, then fails once. Methods 0 and 2 ask for more
@@ -240,8 +264,7 @@ async fn mid_read_error(method: u64) {
         let e = err.unwrap_or_else(|| panic!("{ctx}: the injected error never surfaced"));
         assert!(log.read_error_fired.load(Ordering::SeqCst), "{ctx}");
         let at = input.position();
-        assert_source_error(&e, HOSTILE_READ_ERROR, at, &ctx);
-        check_window(&input, &data, at, &ctx);
+        assert_failed_at(&input, &data, &e, HOSTILE_READ_ERROR, at, &ctx);
         read_ok(&mut input, &data, 100, &format!("{ctx}: after recovery")).await;
     }
 }
@@ -278,19 +301,13 @@ async fn seek_that_pends_completes() {
         pending: true,
         ..Default::default()
     };
-    let (src, log) = hostile(&data, cfg);
-    let mut input = AsyncBufferedInput::with_capacity(256, src);
+    let (mut input, log) = hostile_input(&data, 256, cfg);
     for target in [40_000u64, 10, 30_000, 29_000, 0, 49_999] {
         input.seek_to(target);
         let n = (data.len() - target as usize).min(300);
         read_ok(&mut input, &data, n, &format!("seek_to({target})")).await;
     }
-    assert_eq!(
-        AsyncSeekExt::seek(&mut input, SeekFrom::End(-100))
-            .await
-            .unwrap(),
-        49_900
-    );
+    assert_eq!(seek(&mut input, SeekFrom::End(-100)).await, 49_900);
     read_ok(&mut input, &data, 100, "after End(-100)").await;
     assert_eq!(
         input.stats().underlying_seeks,
@@ -306,16 +323,14 @@ async fn initial_seek_fails_in_start_seek_then_recovers() {
         fail_seek: Some((0, SeekFail::InStart)),
         ..Default::default()
     };
-    let (src, log) = hostile(&data, cfg);
-    let mut input = AsyncBufferedInput::with_capacity(64, src);
+    let (mut input, log) = hostile_input(&data, 64, cfg);
     let mut buf = [0u8; 10];
     let e = input
         .read_bytes(&mut buf)
         .await
         .expect_err("initial seek fails");
     assert!(log.seek_error_fired.load(Ordering::SeqCst));
-    assert_source_error(&e, HOSTILE_SEEK_ERROR, 0, "initial seek");
-    check_window(&input, &data, 0, "after failed initial seek");
+    assert_failed_at(&input, &data, &e, HOSTILE_SEEK_ERROR, 0, "initial seek");
     read_ok(&mut input, &data, 10, "after recovery").await;
     read_ok(&mut input, &data, 500, "more").await;
 }
@@ -329,14 +344,12 @@ async fn seek_fails_in_poll_complete_then_recovers() {
         fail_seek: Some((1, SeekFail::InComplete)),
         ..Default::default()
     };
-    let (src, log) = hostile(&data, cfg);
-    let mut input = AsyncBufferedInput::with_capacity(64, src);
+    let (mut input, log) = hostile_input(&data, 64, cfg);
     read_ok(&mut input, &data, 10, "first").await;
     input.seek_to(5003);
     let e = input.read_byte().await.expect_err("seek #1 fails");
     assert!(log.seek_error_fired.load(Ordering::SeqCst));
-    assert_source_error(&e, HOSTILE_SEEK_ERROR, 5003, "seek failure");
-    check_window(&input, &data, 5003, "after failed seek");
+    assert_failed_at(&input, &data, &e, HOSTILE_SEEK_ERROR, 5003, "seek failure");
     read_ok(&mut input, &data, 200, "after recovery").await;
     // The window from before the failure is not corrupted either.
     input.seek_to(3);
@@ -352,14 +365,19 @@ async fn seek_fails_before_a_direct_read() {
         short_reads: true,
         ..Default::default()
     };
-    let (src, _log) = hostile(&data, cfg);
-    let mut input = AsyncBufferedInput::with_capacity(64, src);
+    let (mut input, _log) = hostile_input(&data, 64, cfg);
     read_ok(&mut input, &data, 10, "first").await;
     input.seek_to(12_345);
     let mut buf = vec![0u8; 1000];
     let e = input.read_bytes(&mut buf).await.expect_err("seek #1 fails");
-    assert_source_error(&e, HOSTILE_SEEK_ERROR, 12_345, "direct read seek");
-    check_window(&input, &data, 12_345, "after failure");
+    assert_failed_at(
+        &input,
+        &data,
+        &e,
+        HOSTILE_SEEK_ERROR,
+        12_345,
+        "direct read seek",
+    );
     read_ok(&mut input, &data, 1000, "retry").await;
 }
 
@@ -374,8 +392,7 @@ async fn length_seek_fails_then_recovers() {
             pending: true,
             ..Default::default()
         };
-        let (src, _log) = hostile(&data, cfg);
-        let mut input = AsyncBufferedInput::with_capacity(100, src);
+        let (mut input, _log) = hostile_input(&data, 100, cfg);
         read_ok(&mut input, &data, 150, "first").await;
         let e = input.length().await.expect_err("length's seek fails");
         assert_eq!(e.kind(), HOSTILE_SEEK_ERROR, "{fail:?}: {e:?}");
@@ -384,12 +401,7 @@ async fn length_seek_fails_then_recovers() {
         read_ok(&mut input, &data, 100, "after length").await;
         read_ok(&mut input, &data, 1000, "after length").await;
         // SeekFrom::End via AsyncSeek, after the failure
-        assert_eq!(
-            AsyncSeekExt::seek(&mut input, SeekFrom::End(-7))
-                .await
-                .unwrap(),
-            6993
-        );
+        assert_eq!(seek(&mut input, SeekFrom::End(-7)).await, 6993);
         read_ok(&mut input, &data, 7, "tail").await;
     }
 }
@@ -403,8 +415,7 @@ async fn async_seek_end_fails_then_recovers() {
         fail_seek: Some((0, SeekFail::InComplete)),
         ..Default::default()
     };
-    let (src, _log) = hostile(&data, cfg);
-    let mut input = AsyncBufferedInput::with_capacity(100, src);
+    let (mut input, _log) = hostile_input(&data, 100, cfg);
     input.seek_to(42);
     let e = AsyncSeekExt::seek(&mut input, SeekFrom::End(-5))
         .await
@@ -412,12 +423,7 @@ async fn async_seek_end_fails_then_recovers() {
     assert_eq!(e.kind(), HOSTILE_SEEK_ERROR, "{e:?}");
     assert_eq!(input.position(), 42);
     read_ok(&mut input, &data, 8, "after failed End seek").await;
-    assert_eq!(
-        AsyncSeekExt::seek(&mut input, SeekFrom::End(-5))
-            .await
-            .unwrap(),
-        6995
-    );
+    assert_eq!(seek(&mut input, SeekFrom::End(-5)).await, 6995);
     read_ok(&mut input, &data, 5, "tail").await;
     let e = input.read_byte().await.expect_err("EOF");
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof);
@@ -434,8 +440,7 @@ async fn refill_error(method: u64) {
             fail_read_after: Some(1000),
             ..Default::default()
         };
-        let (src, log) = hostile(&data, cfg);
-        let mut input = AsyncBufferedInput::with_capacity(64, src);
+        let (mut input, log) = hostile_input(&data, 64, cfg);
         let ctx = format!("method {method}");
         read_ok(&mut input, &data, 1000, &ctx).await;
         assert!(!log.read_error_fired.load(Ordering::SeqCst), "{ctx}");
@@ -448,8 +453,7 @@ async fn refill_error(method: u64) {
             _ => input.fill_buf().await.err(),
         }
         .unwrap_or_else(|| panic!("{ctx}: the injected error must surface"));
-        assert_source_error(&e, HOSTILE_READ_ERROR, 1000, &ctx);
-        check_window(&input, &data, 1000, &ctx);
+        assert_failed_at(&input, &data, &e, HOSTILE_READ_ERROR, 1000, &ctx);
         read_ok(&mut input, &data, 100, &format!("{ctx}: after recovery")).await;
     }
 }
@@ -495,8 +499,7 @@ async fn failed_end_seek_is_not_applied_by_the_next_seek() {
             fail_seek: Some((1, fail)),
             ..Default::default()
         };
-        let (src, _log) = hostile(&data, cfg);
-        let mut input = AsyncBufferedInput::with_capacity(3, src);
+        let (mut input, _log) = hostile_input(&data, 3, cfg);
         read_ok(&mut input, &data, 4, &ctx).await;
         let e = AsyncSeekExt::seek(&mut input, SeekFrom::End(0))
             .await
@@ -504,20 +507,12 @@ async fn failed_end_seek_is_not_applied_by_the_next_seek() {
         assert_eq!(e.kind(), HOSTILE_SEEK_ERROR, "{ctx}: {e:?}");
         assert_eq!(input.position(), 4, "{ctx}");
         assert_eq!(
-            AsyncSeekExt::seek(&mut input, SeekFrom::Current(0))
-                .await
-                .unwrap(),
+            seek(&mut input, SeekFrom::Current(0)).await,
             4,
             "{ctx}: Current(0) after a failed End seek must report the unchanged position"
         );
         assert_eq!(input.position(), 4, "{ctx}");
-        assert_eq!(
-            AsyncSeekExt::seek(&mut input, SeekFrom::Current(2))
-                .await
-                .unwrap(),
-            6,
-            "{ctx}"
-        );
+        assert_eq!(seek(&mut input, SeekFrom::Current(2)).await, 6, "{ctx}");
         read_ok(&mut input, &data, 2, &ctx).await;
     }
 }

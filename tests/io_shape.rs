@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use abi_testkit::*;
 use async_buffered_input::fetch::StreamFetch;
-use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{AsyncBufferedInput, Stats};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 
 mod common;
@@ -25,10 +25,33 @@ fn counted(data: Vec<u8>) -> (Input, Arc<Counts>) {
     (input, counts)
 }
 
+/// [`counted`] over [`pattern_vec`]`(len)`, after a first read of 100 bytes at 0; and the data.
+async fn counted_after_100(len: usize) -> (Vec<u8>, Input, Arc<Counts>) {
+    let data = pattern_vec(len);
+    let (mut input, counts) = counted(data.clone());
+    read_checked(&mut input, &data, 100).await;
+    (data, input, counts)
+}
+
 /// Reads `n` bytes with `read_bytes` and checks them, the position and the window against
 /// `data` (the tests' shared [`read_ok`]).
 async fn read_checked(input: &mut Input, data: &[u8], n: usize) {
     read_ok(input, data, n, "io_shape").await;
+}
+
+/// Reads `n` bytes, which the window holds: the source saw nothing since `before` (`ctx` says
+/// why), and at the end the stats and Counting agree.
+async fn read_in_window(
+    input: &mut Input,
+    data: &[u8],
+    n: usize,
+    counts: &Counts,
+    before: CountSnapshot,
+    ctx: &str,
+) {
+    read_checked(input, data, n).await;
+    assert_eq!(counts.snapshot(), before, "{ctx}");
+    assert_stats_match(input, counts, "at the end");
 }
 
 /// Stats and Counting agree on reads, seeks and bytes.
@@ -48,6 +71,21 @@ fn assert_stats_match(input: &Input, counts: &Counts, ctx: &str) {
         s.bytes_from_source, c.bytes,
         "{ctx}: stats {s:?} vs counted {c:?}"
     );
+}
+
+/// After step `i` of a random sweep that handed `handed` bytes to the caller: stats and
+/// Counting agree, and the window and direct bytes add up to what was handed. Returns the
+/// stats.
+#[track_caller]
+fn assert_step(input: &Input, counts: &Counts, handed: u64, i: usize) -> Stats {
+    assert_stats_match(input, counts, &format!("step {i}"));
+    let s = input.stats();
+    assert_eq!(
+        s.bytes_from_window + s.bytes_direct,
+        handed,
+        "step {i}: window + direct bytes must equal the bytes handed to the caller ({s:?})"
+    );
+    s
 }
 
 /// (a) 100-byte requests over 1 MiB: about one underlying read per 8 KiB window, not one per
@@ -111,9 +149,7 @@ async fn a_read_byte_sweep_makes_one_source_read_per_window() {
 /// short-reads) and no seek.
 #[tokio::test]
 async fn b_large_read_after_partial_window_is_one_direct_read() {
-    let data = pattern_vec(2 * MIB + 7);
-    let (mut input, counts) = counted(data.clone());
-    read_checked(&mut input, &data, 100).await;
+    let (data, mut input, counts) = counted_after_100(2 * MIB + 7).await;
     let c0 = counts.snapshot();
     assert_eq!((c0.reads, c0.seeks), (1, 1), "first small read: {c0:?}");
     assert_eq!(input.window(), 0..WINDOW as u64);
@@ -195,9 +231,7 @@ async fn b_large_read_at_window_boundary_is_one_direct_read() {
 /// (c) `seek_to` inside the window, backward and forward, makes no underlying reads or seeks.
 #[tokio::test]
 async fn c_seek_to_inside_window_makes_no_io() {
-    let data = pattern_vec(64 * KIB);
-    let (mut input, counts) = counted(data.clone());
-    read_checked(&mut input, &data, 100).await;
+    let (data, mut input, counts) = counted_after_100(64 * KIB).await;
     let w = input.window();
     assert_eq!(w, 0..WINDOW as u64);
     let c0 = counts.snapshot();
@@ -247,17 +281,21 @@ async fn c_seek_to_inside_window_makes_no_io() {
         w.end,
         "window end after read_bytes_owned"
     );
-    read_checked(&mut input, &data, 1000).await;
-    assert_eq!(counts.snapshot(), c0, "read_bytes_owned inside the window");
-    assert_stats_match(&input, &counts, "at the end");
+    read_in_window(
+        &mut input,
+        &data,
+        1000,
+        &counts,
+        c0,
+        "read_bytes_owned inside the window",
+    )
+    .await;
 }
 
 /// Seeking outside the window costs exactly one seek and one read at the next read.
 #[tokio::test]
 async fn seek_to_outside_window_costs_one_seek_and_one_read() {
-    let data = pattern_vec(256 * KIB);
-    let (mut input, counts) = counted(data.clone());
-    read_checked(&mut input, &data, 100).await;
+    let (data, mut input, counts) = counted_after_100(256 * KIB).await;
     let c0 = counts.snapshot();
     input.seek_to(100_000);
     assert_eq!(counts.snapshot(), c0, "seek_to is lazy");
@@ -273,18 +311,14 @@ async fn seek_to_outside_window_costs_one_seek_and_one_read() {
     // the target, aligned to the window's size.
     let block = 100_000 - 100_000 % WINDOW as u64;
     assert_eq!(counts.seek_log().last(), Some(&SeekFrom::Start(block)));
-    read_checked(&mut input, &data, 500).await;
-    assert_eq!(counts.snapshot(), c1, "same window");
-    assert_stats_match(&input, &counts, "at the end");
+    read_in_window(&mut input, &data, 500, &counts, c1, "same window").await;
 }
 
 /// (d) `SeekFrom::Current(0)` and in-window `SeekFrom::Start`/`Current` through tokio's
 /// `AsyncSeekExt::seek` keep the window: no I/O, and reading the window's bytes needs none.
 #[tokio::test]
 async fn d_async_seek_in_window_keeps_the_window() {
-    let data = pattern_vec(64 * KIB);
-    let (mut input, counts) = counted(data.clone());
-    read_checked(&mut input, &data, 100).await;
+    let (data, mut input, counts) = counted_after_100(64 * KIB).await;
     let c0 = counts.snapshot();
     let w = input.window();
 
@@ -364,13 +398,7 @@ async fn e_stats_agree_with_the_source() {
                 handed += n as u64;
             }
         }
-        assert_stats_match(&input, &counts, &format!("step {i}"));
-        let s = input.stats();
-        assert_eq!(
-            s.bytes_from_window + s.bytes_direct,
-            handed,
-            "step {i}: window + direct bytes must equal the bytes handed to the caller ({s:?})"
-        );
+        let s = assert_step(&input, &counts, handed, i);
         assert!(s.bytes_direct <= s.bytes_from_source, "{s:?}");
     }
 
@@ -419,13 +447,7 @@ async fn e_stats_agree_with_the_source_through_async_read() {
             input.consume(take);
             handed += take as u64;
         }
-        assert_stats_match(&input, &counts, &format!("step {i}"));
-        let s = input.stats();
-        assert_eq!(
-            s.bytes_from_window + s.bytes_direct,
-            handed,
-            "step {i}: {s:?}"
-        );
+        assert_step(&input, &counts, handed, i);
     }
 }
 
@@ -468,9 +490,7 @@ async fn f_length_is_asked_once_and_cached() {
 /// seeks back to where it must.
 #[tokio::test]
 async fn f_length_mid_stream_then_continue() {
-    let data = pattern_vec(50_000);
-    let (mut input, counts) = counted(data.clone());
-    read_checked(&mut input, &data, 100).await;
+    let (data, mut input, counts) = counted_after_100(50_000).await;
     assert_eq!(input.length().await.unwrap(), 50_000);
     let c0 = counts.snapshot();
     read_checked(&mut input, &data, WINDOW - 100).await;

@@ -8,6 +8,7 @@
 use std::io::Cursor;
 use std::path::PathBuf;
 
+use abi_testkit::value_of;
 use async_buffered_input::AsyncBufferedInput;
 
 fn vectors_dir() -> PathBuf {
@@ -36,12 +37,7 @@ async fn decodes_what_lucene_wrote() {
     let mut lines = txt.lines();
     let header = lines.next().expect("header line");
     assert!(header.starts_with("# lucene-vectors"), "{header}");
-    let count: usize = header
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("count="))
-        .expect("count= in header")
-        .parse()
-        .unwrap();
+    let count: usize = value_of(header, "count");
     let entries: Vec<(&str, &str)> = lines
         .map(|l| {
             l.split_once(' ')

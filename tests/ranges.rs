@@ -9,7 +9,7 @@ use std::time::Duration;
 use abi_testkit::*;
 use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::{MemorySource, SlowLink};
-use async_buffered_input::{AsyncBufferedInput, InputError};
+use async_buffered_input::AsyncBufferedInput;
 
 #[tokio::test]
 async fn ranges_come_back_whole_in_the_order_asked() {
@@ -100,6 +100,6 @@ async fn a_range_past_the_end_or_backwards_is_an_error_naming_it() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
-    let payload = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+    let payload = input_error(&e);
     assert_eq!(payload.position(), 20);
 }

@@ -2,88 +2,27 @@
 //! with Lucene's `DataInput`), one test per finding. Each failed before the fix.
 
 use std::future::Future;
-use std::io::{self, Cursor, ErrorKind, SeekFrom};
-use std::pin::{pin, Pin};
-use std::task::{Context, Poll};
+use std::io::{Cursor, ErrorKind, SeekFrom};
 
-use async_buffered_input::{AsyncBufferedInput, InputError};
-use tokio::io::{AsyncRead, AsyncSeek, AsyncSeekExt, ReadBuf};
+use abi_testkit::{input_error, poll_once_then_drop, Faulty, FaultyConfig};
+use async_buffered_input::AsyncBufferedInput;
+use tokio::io::AsyncSeekExt;
 
 /// A `Cursor` whose seeks each answer `Pending` once in `poll_complete` (like a file whose
 /// seeks run on a thread pool), and whose reads fail once, with `ConnectionReset`, when they
-/// start at or after `fail_at`.
-#[derive(Debug)]
-struct Flaky {
-    cursor: Cursor<Vec<u8>>,
-    seek_pending: bool,
-    fail_at: Option<u64>,
-    // Seeks further than this are refused in `poll_complete` with `InvalidInput`, as an
-    // operating system refuses a seek past its largest file; the cursor stays where it was.
-    refuse_past: Option<u64>,
-    before_seek: u64,
-}
-
-impl Flaky {
-    fn new(data: Vec<u8>) -> Self {
-        Self {
-            cursor: Cursor::new(data),
-            seek_pending: false,
-            fail_at: None,
-            refuse_past: None,
-            before_seek: 0,
-        }
-    }
-
-    fn failing_at(data: Vec<u8>, at: u64) -> Self {
-        Self {
-            fail_at: Some(at),
-            ..Self::new(data)
-        }
-    }
-}
-
-impl AsyncRead for Flaky {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let me = self.get_mut();
-        if me.fail_at.is_some_and(|at| me.cursor.position() >= at) {
-            me.fail_at = None;
-            return Poll::Ready(Err(io::Error::new(ErrorKind::ConnectionReset, "injected")));
-        }
-        Pin::new(&mut me.cursor).poll_read(cx, buf)
-    }
-}
-
-impl AsyncSeek for Flaky {
-    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
-        let me = self.get_mut();
-        me.seek_pending = true;
-        me.before_seek = me.cursor.position();
-        Pin::new(&mut me.cursor).start_seek(position)
-    }
-
-    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        let me = self.get_mut();
-        if std::mem::take(&mut me.seek_pending) {
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
-        }
-        if me
-            .refuse_past
-            .is_some_and(|limit| me.cursor.position() > limit)
-        {
-            let target = me.cursor.position();
-            me.cursor.set_position(me.before_seek);
-            return Poll::Ready(Err(io::Error::new(
-                ErrorKind::InvalidInput,
-                format!("seek to {target}: past the largest file"),
-            )));
-        }
-        Pin::new(&mut me.cursor).poll_complete(cx)
-    }
+/// start at or after `fail_at`. Seeks further than `refuse_past` are refused in
+/// `poll_complete` with `InvalidInput`, as an operating system refuses a seek past its largest
+/// file; the cursor stays where it was.
+fn flaky(data: Vec<u8>, fail_at: Option<u64>, refuse_past: Option<u64>) -> Faulty {
+    let cfg = FaultyConfig {
+        fail_reads_from: fail_at,
+        fail_once: true,
+        read_error: (ErrorKind::ConnectionReset, "injected"),
+        seeks_pend_once: true,
+        refuse_seeks_past: refuse_past,
+        ..Default::default()
+    };
+    Faulty::new(data, cfg)
 }
 
 fn data(len: usize) -> Vec<u8> {
@@ -91,40 +30,30 @@ fn data(len: usize) -> Vec<u8> {
 }
 
 /// Polls `future` once, expecting `Pending`, and drops it.
+#[track_caller]
 fn poll_once_and_drop<F: Future>(future: F) {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(std::task::Waker::noop());
-    assert!(
-        future.as_mut().poll(&mut cx).is_pending(),
-        "expected Pending"
-    );
-}
-
-fn payload(e: &io::Error) -> &InputError {
-    e.get_ref()
-        .and_then(|inner| inner.downcast_ref::<InputError>())
-        .unwrap_or_else(|| panic!("no InputError payload in {e:?}"))
+    assert!(poll_once_then_drop(future).is_none(), "expected Pending");
 }
 
 /// Finding 1: a dropped future that had started the seek to the end, then the cursor moved
 /// through `get_mut()`: the next operation took the moved cursor for the length.
 #[tokio::test]
 async fn a_cursor_moved_through_get_mut_is_not_taken_for_the_length() {
-    let mut input = AsyncBufferedInput::with_capacity(16, Flaky::new(data(100)));
+    let mut input = AsyncBufferedInput::with_capacity(16, flaky(data(100), None, None));
     poll_once_and_drop(input.length());
-    input.get_mut().cursor.set_position(5);
+    input.get_mut().get_mut().set_position(5);
     assert_eq!(input.length().await.unwrap(), 100);
 
     // With the cursor moved far, a corrupt string length must be checked against the real
     // length, before anything is allocated.
     let mut bytes = vec![0xff, 0xff, 0xff, 0xff, 0x07]; // 2^31 - 1
     bytes.extend_from_slice(&data(95));
-    let mut input = AsyncBufferedInput::with_capacity(16, Flaky::new(bytes));
+    let mut input = AsyncBufferedInput::with_capacity(16, flaky(bytes, None, None));
     poll_once_and_drop(input.length());
-    input.get_mut().cursor.set_position(1 << 40);
+    input.get_mut().get_mut().set_position(1 << 40);
     let e = input.read_string().await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
-    assert_eq!(payload(&e).available(), Some(100), "{e}");
+    assert_eq!(input_error(&e).available(), Some(100), "{e}");
     assert_eq!(input.length().await.unwrap(), 100);
 }
 
@@ -134,11 +63,11 @@ async fn a_cursor_moved_through_get_mut_is_not_taken_for_the_length() {
 async fn errors_in_the_middle_of_a_value_name_where_it_starts() {
     // A vint at 3 whose bytes straddle the window (capacity 4): the refill at 4 fails.
     let vint = [1, 2, 3, 0x80, 0x80, 0x01, 9, 9];
-    let mut input = AsyncBufferedInput::with_capacity(4, Flaky::failing_at(vint.to_vec(), 4));
+    let mut input = AsyncBufferedInput::with_capacity(4, flaky(vint.to_vec(), Some(4), None));
     input.read_bytes(&mut [0; 3]).await.unwrap();
     let e = input.read_vint().await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectionReset);
-    assert_eq!(payload(&e).position(), 3, "{e}");
+    assert_eq!(input_error(&e).position(), 3, "{e}");
     assert_eq!(input.position(), 3);
     assert_eq!(
         input.read_vint().await.unwrap(),
@@ -147,28 +76,28 @@ async fn errors_in_the_middle_of_a_value_name_where_it_starts() {
     );
 
     // A string's length prefix straddling the window.
-    let mut input = AsyncBufferedInput::with_capacity(4, Flaky::failing_at(vint.to_vec(), 4));
+    let mut input = AsyncBufferedInput::with_capacity(4, flaky(vint.to_vec(), Some(4), None));
     input.read_bytes(&mut [0; 3]).await.unwrap();
     let e = input.read_string().await.unwrap_err();
-    assert_eq!(payload(&e).position(), 3, "{e}");
+    assert_eq!(input_error(&e).position(), 3, "{e}");
 
     // A string's body after its prefix.
     let mut bytes = vec![1, 2, 3, 10];
     bytes.extend_from_slice(b"abcdefghij");
-    let mut input = AsyncBufferedInput::with_capacity(4, Flaky::failing_at(bytes, 4));
+    let mut input = AsyncBufferedInput::with_capacity(4, flaky(bytes, Some(4), None));
     input.read_bytes(&mut [0; 3]).await.unwrap();
     let e = input.read_string().await.unwrap_err();
-    assert_eq!(payload(&e).position(), 3, "{e}");
+    assert_eq!(input_error(&e).position(), 3, "{e}");
     assert_eq!(input.read_string().await.unwrap(), "abcdefghij");
 
     // A bulk read failing after its first steps.
     let values: Vec<u8> = (0..2000u32).flat_map(u32::to_be_bytes).collect();
-    let mut input = AsyncBufferedInput::with_capacity(64, Flaky::failing_at(values, 100));
+    let mut input = AsyncBufferedInput::with_capacity(64, flaky(values, Some(100), None));
     input.seek_to(8);
     let mut dst = [0u32; 1990];
     let e = input.read_u32_into(&mut dst).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectionReset);
-    assert_eq!(payload(&e).position(), 8, "{e}");
+    assert_eq!(input_error(&e).position(), 8, "{e}");
     assert_eq!(input.position(), 8);
     input.read_u32_into(&mut dst).await.unwrap();
     assert_eq!((dst[0], dst[1989]), (2, 1991));
@@ -181,7 +110,7 @@ async fn errors_in_the_middle_of_a_value_name_where_it_starts() {
 #[tokio::test]
 async fn a_dropped_end_seek_has_one_rule() {
     for (case, read) in [("window hit", 1), ("window miss", 40)] {
-        let mut input = AsyncBufferedInput::with_capacity(16, Flaky::new(data(100)));
+        let mut input = AsyncBufferedInput::with_capacity(16, flaky(data(100), None, None));
         input.read_byte().await.unwrap();
         poll_once_and_drop(AsyncSeekExt::seek(&mut input, SeekFrom::End(-5)));
         input.read_bytes(&mut vec![0; read]).await.unwrap();
@@ -196,7 +125,7 @@ async fn a_dropped_end_seek_has_one_rule() {
         assert_eq!(input.position(), expected, "{case}");
     }
 
-    let mut input = AsyncBufferedInput::with_capacity(16, Flaky::new(data(100)));
+    let mut input = AsyncBufferedInput::with_capacity(16, flaky(data(100), None, None));
     input.read_byte().await.unwrap();
     poll_once_and_drop(AsyncSeekExt::seek(&mut input, SeekFrom::End(-5)));
     let at = AsyncSeekExt::seek(&mut input, SeekFrom::Current(0))
@@ -248,7 +177,7 @@ async fn far_past_the_end_of_a_file_is_the_end() {
             input.seek_to(at);
             let e = input.read_byte().await.unwrap_err();
             assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "at {at}: {e}");
-            assert_eq!(payload(&e).position(), at);
+            assert_eq!(input_error(&e).position(), at);
             let e = input.read_bytes(&mut [0; 10]).await.unwrap_err();
             assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "at {at}: {e}");
         }
@@ -265,8 +194,7 @@ async fn far_past_the_end_of_a_file_is_the_end() {
 /// its failure included: the next fetch seeks anew.
 #[tokio::test]
 async fn an_abandoned_seek_that_fails_does_not_fail_the_next_read() {
-    let mut stream = Flaky::new(data(100));
-    stream.refuse_past = Some(164);
+    let stream = flaky(data(100), None, Some(164));
     let mut input = AsyncBufferedInput::with_capacity(8, stream);
     input.seek_to(1 << 33);
     poll_once_and_drop(input.read_byte()); // the seek to 2^33 is in flight
@@ -274,7 +202,7 @@ async fn an_abandoned_seek_that_fails_does_not_fail_the_next_read() {
     input.seek_to((1 << 33) + 10);
     let e = input.read_bytes(&mut [0; 23]).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
-    assert_eq!(payload(&e).position(), (1 << 33) + 10, "{e}");
+    assert_eq!(input_error(&e).position(), (1 << 33) + 10, "{e}");
     assert_eq!(input.position(), (1 << 33) + 10);
     input.seek_to(90);
     let mut buf = [0u8; 10];

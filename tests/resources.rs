@@ -7,13 +7,7 @@ use std::sync::Arc;
 use abi_testkit::*;
 use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::MemorySource;
-use async_buffered_input::{AsyncBufferedInput, InputError};
-
-fn payload(e: &std::io::Error) -> &InputError {
-    e.get_ref()
-        .and_then(|inner| inner.downcast_ref::<InputError>())
-        .unwrap_or_else(|| panic!("no InputError in {e:?}"))
-}
+use async_buffered_input::AsyncBufferedInput;
 
 #[tokio::test]
 async fn open_reads_positionally_knows_the_length_and_names_the_path() {
@@ -43,7 +37,7 @@ async fn open_reads_positionally_knows_the_length_and_names_the_path() {
         )
     );
     assert_eq!(
-        payload(&e).resource(),
+        input_error(&e).resource(),
         Some(path.display().to_string().as_str())
     );
 
@@ -104,7 +98,7 @@ async fn a_slice_never_asks_the_length_once_it_is_known() {
     let e = shared.slice(995, 10).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     assert_eq!(
-        (payload(&e).position(), payload(&e).requested()),
+        (input_error(&e).position(), input_error(&e).requested()),
         (995, 10),
         "{e}"
     );
@@ -141,7 +135,7 @@ async fn unnamed_inputs_are_described() {
         e.to_string(),
         "stream: read_byte of 1 byte at position 1 went past the end: only 0 bytes available"
     );
-    assert_eq!(payload(&e).resource(), Some("stream"));
+    assert_eq!(input_error(&e).resource(), Some("stream"));
 
     let memory = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![0u8; 4])));
     assert_eq!(memory.resource(), "memory (4 bytes)");

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use abi_testkit::{chain, Rng};
+use abi_testkit::{chain, value_of, Rng};
 use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead};
 use async_buffered_input::source::{ObjectStoreSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
@@ -175,12 +175,7 @@ async fn http_server_down_fails_within_the_bound_then_the_same_input_resumes() {
     let state = std::env::temp_dir().join(format!("abi-http-fault-{}", std::process::id()));
     let _down = Down(state.clone());
     let vars = own_nginx(&state, &["up", &dir], None);
-    let port: u16 = vars
-        .lines()
-        .find_map(|l| l.strip_prefix("HTTP_PORT="))
-        .expect("HTTP_PORT in the output of up")
-        .parse()
-        .unwrap();
+    let port: u16 = value_of(&vars, "HTTP_PORT");
     let url = format!("http://127.0.0.1:{port}/{name}");
     let source = ObjectStoreSource::from_url(&url).await.unwrap();
     let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(64 << 10, 3));

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use abi_testkit::{chain, pattern_vec};
+use abi_testkit::{chain, input_error, pattern_vec};
 use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{MemorySource, PositionalSource, SlowLink};
-use async_buffered_input::{AsyncBufferedInput, InputError};
+use async_buffered_input::AsyncBufferedInput;
 use bytes::Bytes;
 use tokio::io::AsyncSeekExt;
 use tokio::time::Instant;
@@ -89,6 +89,17 @@ fn input(
     AsyncBufferedInput::with_capacity(cap, fetch)
 }
 
+/// An input with a window of 100 bytes over `probe`, reading ahead as `ahead` says, after its
+/// first 100-byte read at 0.
+async fn after_one_read(
+    probe: &Arc<Probe>,
+    ahead: ReadAhead,
+) -> AsyncBufferedInput<PositionalFetch<Probe>> {
+    let mut input = input(probe, 100, Some(ahead));
+    input.read_bytes(&mut [0u8; 100]).await.unwrap();
+    input
+}
+
 /// Lets spawned (and aborted) tasks run.
 async fn settle() {
     for _ in 0..10 {
@@ -99,10 +110,9 @@ async fn settle() {
 #[tokio::test(start_paused = true)]
 async fn read_ahead_starts_on_the_second_sequential_read() {
     let probe = Probe::new(10_000, Duration::from_millis(1));
-    let mut input = input(&probe, 100, Some(ReadAhead::new(1000, 3)));
-    let mut buf = [0u8; 100];
-    input.read_bytes(&mut buf).await.unwrap();
+    let mut input = after_one_read(&probe, ReadAhead::new(1000, 3)).await;
     assert_eq!(probe.log(), [(0, 100)], "the first read is a plain request");
+    let mut buf = [0u8; 100];
     input.read_bytes(&mut buf).await.unwrap();
     assert_eq!(
         probe.log(),
@@ -168,10 +178,9 @@ async fn sequential_read_requests_every_byte_once_and_stays_within_depth() {
 #[tokio::test(start_paused = true)]
 async fn a_seek_elsewhere_discards_and_cancels_read_ahead() {
     let probe = Probe::new(1_000_000, Duration::from_millis(50));
-    let mut input = input(&probe, 100, Some(ReadAhead::new(10_000, 4)));
-    let mut buf = [0u8; 100];
-    input.read_bytes(&mut buf).await.unwrap();
-    input.read_bytes(&mut buf).await.unwrap(); // read-ahead starts; first chunk awaited
+    let mut input = after_one_read(&probe, ReadAhead::new(10_000, 4)).await;
+    // Read-ahead starts; its first chunk is awaited.
+    input.read_bytes(&mut [0u8; 100]).await.unwrap();
     settle().await;
     assert_eq!(
         probe.live(),
@@ -200,10 +209,8 @@ async fn a_seek_elsewhere_discards_and_cancels_read_ahead() {
 #[tokio::test(start_paused = true)]
 async fn a_forward_skip_inside_the_chunks_keeps_them() {
     let probe = Probe::new(1_000_000, Duration::from_millis(5));
-    let mut input = input(&probe, 100, Some(ReadAhead::new(10_000, 4)));
-    let mut buf = [0u8; 100];
-    input.read_bytes(&mut buf).await.unwrap();
-    input.read_bytes(&mut buf).await.unwrap();
+    let mut input = after_one_read(&probe, ReadAhead::new(10_000, 4)).await;
+    input.read_bytes(&mut [0u8; 100]).await.unwrap();
     let asked = probe.log().len();
     input.seek_to(25_000); // inside the third chunk
     assert_eq!(
@@ -333,7 +340,7 @@ async fn slices_read_as_their_own_file_and_cannot_escape() {
     let mut buf = [0u8; 100];
     let e = s.read_bytes(&mut buf).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnexpectedEof);
-    let detail = e.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+    let detail = input_error(&e);
     assert_eq!(detail.available(), Some(99));
     s.read_bytes(&mut buf[..99]).await.unwrap();
     assert_eq!(buf[..99], data[1001..1100]);

@@ -41,6 +41,15 @@ async fn sweep<S: PositionalSource>(
     .await;
 }
 
+/// Asserts that a read past the end failed with `UnexpectedEof`.
+fn assert_eof<T: std::fmt::Debug>(result: std::io::Result<T>, ctx: &str) {
+    assert_eq!(
+        result.unwrap_err().kind(),
+        ErrorKind::UnexpectedEof,
+        "{ctx}"
+    );
+}
+
 /// Runs `ops` random operations on `input` (at position 0), checking each against `data`.
 async fn sweep_input<S: PositionalSource>(
     mut input: AsyncBufferedInput<PositionalFetch<S>>,
@@ -94,11 +103,7 @@ async fn sweep_input<S: PositionalSource>(
                     assert_eq!(result.unwrap(), data[pos as usize], "{ctx} read_byte");
                     pos += 1;
                 } else {
-                    assert_eq!(
-                        result.unwrap_err().kind(),
-                        ErrorKind::UnexpectedEof,
-                        "{ctx}"
-                    );
+                    assert_eof(result, &ctx);
                 }
             }
             5 => {
@@ -109,11 +114,7 @@ async fn sweep_input<S: PositionalSource>(
                     assert_eq!(&got[..], &data[pos as usize..pos as usize + size], "{ctx}");
                     pos += size as u64;
                 } else {
-                    assert_eq!(
-                        result.unwrap_err().kind(),
-                        ErrorKind::UnexpectedEof,
-                        "{ctx}"
-                    );
+                    assert_eof(result, &ctx);
                 }
             }
             6 => {
@@ -248,22 +249,12 @@ async fn slices_and_clones_of<S: PositionalSource>(make: impl Fn() -> S, data: &
         let slice = input.slice(1234, 10_000).await.unwrap();
         let inner = slice.slice(1000, 5000).await.unwrap();
         for cap in [1, 64] {
-            sweep(
-                slice.fetch().clone(),
-                &data[1234..11_234],
-                cap,
-                5 + cap as u64,
-                300,
-            )
-            .await;
-            sweep(
-                inner.fetch().clone(),
-                &data[2234..7234],
-                cap,
-                9 + cap as u64,
-                300,
-            )
-            .await;
+            for (view, bytes, seed) in [
+                (&slice, &data[1234..11_234], 5),
+                (&inner, &data[2234..7234], 9),
+            ] {
+                sweep(view.fetch().clone(), bytes, cap, seed + cap as u64, 300).await;
+            }
         }
         // Clones of the slices themselves (same capacity, read-ahead and view).
         sweep_input(slice.clone(), &data[1234..11_234], 13, 300).await;

@@ -4,22 +4,21 @@
 //! reader's "source reads" and whose jumps (requests that do not continue the previous one) are
 //! its "seeks".
 //!
-//! The stream wrapper is the harness's own rather than the kit's
-//! [`Counting`](abi_testkit::Counting): the unbuffered reader calls it once per request in its
-//! timed loop (and every stream reader at each refill), where the kit's wrapper adds up to four
-//! sequentially consistent atomic updates per read and logs every seek in a `Vec` behind a
-//! mutex (the unbuffered reader of a random-pattern cell seeks once per request, so that log
-//! would grow with the run). Plain integers in a wrapper the reader owns cost nothing there.
+//! The stream wrapper is the kit's [`Counting`] with the harness's own counters,
+//! [`StreamCounts`], rather than the kit's shared ones: the unbuffered reader calls it once per
+//! request in its timed loop (and every stream reader at each refill), where the kit's `Counts`
+//! add up to four sequentially consistent atomic updates per read and log every seek in a `Vec`
+//! behind a mutex (the unbuffered reader of a random-pattern cell seeks once per request, so
+//! that log would grow with the run). Plain integers in a wrapper the reader owns cost nothing
+//! there.
 
 use std::fmt;
-use std::io::{self, SeekFrom};
-use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::io::SeekFrom;
 
-use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
+use abi_testkit::{CountSink, Counting, ReadOutcome};
 
 /// A source wrapper that counts the operations made on the source: completed reads, seeks
-/// started, and bytes returned.
+/// started, and bytes returned (in its [`StreamCounts`]).
 ///
 /// The harness puts every stream reader it compares on top of one of these, so "underlying
 /// reads" means the same thing for
@@ -31,91 +30,54 @@ use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
 /// # Examples
 ///
 /// ```
-/// use throughput_harness::CountingSource;
+/// use throughput_harness::{CountingSource, StreamCounts};
 /// use std::io::Cursor;
 /// use tokio::io::{AsyncReadExt, AsyncSeekExt};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
-/// let mut source = CountingSource::new(Cursor::new(vec![1u8; 100]));
+/// let data = Cursor::new(vec![1u8; 100]);
+/// let mut source = CountingSource::with_counts(data, StreamCounts::default());
 /// let mut buf = [0u8; 10];
 /// source.read_exact(&mut buf).await?;
 /// source.seek(std::io::SeekFrom::Start(0)).await?;
-/// assert_eq!((source.reads(), source.seeks(), source.bytes()), (1, 1, 10));
+/// let counts = source.counts();
+/// assert_eq!((counts.reads, counts.seeks, counts.bytes), (1, 1, 10));
 /// # Ok(())
 /// # }
 /// ```
-pub struct CountingSource<R> {
-    inner: R,
-    reads: u64,
-    seeks: u64,
-    bytes: u64,
-}
+pub type CountingSource<R> = Counting<R, StreamCounts>;
 
-impl<R> CountingSource<R> {
-    /// Wraps `inner`, with every count at 0.
-    pub fn new(inner: R) -> Self {
-        Self {
-            inner,
-            reads: 0,
-            seeks: 0,
-            bytes: 0,
-        }
-    }
-
+/// The counts of a [`CountingSource`], in plain integers. Its `Debug` is the
+/// `CountingSource`'s (which shows its counts alone), so it names the wrapper.
+#[derive(Clone, Copy, Default)]
+pub struct StreamCounts {
     /// Completed `poll_read` calls on the source (`Ready`, whatever the outcome).
-    pub fn reads(&self) -> u64 {
-        self.reads
-    }
-
-    /// Seeks started on the source (`start_seek` calls).
-    pub fn seeks(&self) -> u64 {
-        self.seeks
-    }
-
+    pub reads: u64,
+    /// Seeks started on the source (`start_seek` calls, whether or not the source accepts them).
+    pub seeks: u64,
     /// Bytes the source returned.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    /// The source, mutably. Operations made through it are not counted.
-    pub fn get_mut(&mut self) -> &mut R {
-        &mut self.inner
-    }
+    pub bytes: u64,
 }
 
-impl<R: AsyncRead + Unpin> AsyncRead for CountingSource<R> {
-    /// Reads from the source and counts the read once it is `Ready`.
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let me = self.get_mut();
-        let before = buf.filled().len();
-        let read = ready!(Pin::new(&mut me.inner).poll_read(cx, buf));
-        me.reads += 1;
-        if read.is_ok() {
-            me.bytes += (buf.filled().len() - before) as u64;
+impl CountSink for StreamCounts {
+    fn read(&mut self, outcome: ReadOutcome) {
+        match outcome {
+            ReadOutcome::Bytes(n) => {
+                self.reads += 1;
+                self.bytes += n;
+            }
+            ReadOutcome::Failed => self.reads += 1,
+            ReadOutcome::Pending => {}
         }
-        Poll::Ready(read)
+    }
+
+    fn seek(&mut self, _position: SeekFrom) {
+        self.seeks += 1;
     }
 }
 
-impl<R: AsyncSeek + Unpin> AsyncSeek for CountingSource<R> {
-    /// Starts a seek on the source and counts it (whether or not the source accepts it).
-    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
-        let me = self.get_mut();
-        me.seeks += 1;
-        Pin::new(&mut me.inner).start_seek(position)
-    }
-
-    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        Pin::new(&mut self.get_mut().inner).poll_complete(cx)
-    }
-}
-
-impl<R> fmt::Debug for CountingSource<R> {
+impl fmt::Debug for StreamCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CountingSource")
             .field("reads", &self.reads)
@@ -132,20 +94,22 @@ mod tests {
     use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
     use async_buffered_input::source::MemorySource;
     use async_buffered_input::AsyncBufferedInput;
-    use std::io::Cursor;
+    use std::io::{Cursor, SeekFrom};
     use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
     #[tokio::test]
     async fn a_stream_counts_reads_eof_reads_seeks_and_bytes() {
-        let mut source = CountingSource::new(Cursor::new(vec![7u8; 5]));
+        let mut source =
+            CountingSource::with_counts(Cursor::new(vec![7u8; 5]), StreamCounts::default());
         let mut buf = [0u8; 3];
         assert_eq!(source.read(&mut buf).await.unwrap(), 3);
         assert_eq!(source.read(&mut buf).await.unwrap(), 2);
         assert_eq!(source.read(&mut buf).await.unwrap(), 0);
         assert_eq!(source.seek(SeekFrom::End(-1)).await.unwrap(), 4);
-        assert_eq!((source.reads(), source.seeks(), source.bytes()), (3, 1, 5));
+        let counts = *source.counts();
+        assert_eq!((counts.reads, counts.seeks, counts.bytes), (3, 1, 5));
         source.get_mut().set_position(0);
-        assert_eq!(source.seeks(), 1);
+        assert_eq!(source.counts().seeks, 1);
         assert_eq!(
             format!("{source:?}"),
             "CountingSource { reads: 3, seeks: 1, bytes: 5, .. }"
@@ -158,10 +122,10 @@ mod tests {
             .wait(std::time::Duration::from_millis(1))
             .read(b"ab")
             .build();
-        let mut source = CountingSource::new(mock);
+        let mut source = CountingSource::with_counts(mock, StreamCounts::default());
         let mut buf = [0u8; 2];
         source.read_exact(&mut buf).await.unwrap();
-        assert_eq!((source.reads(), source.bytes()), (1, 2));
+        assert_eq!((source.counts().reads, source.counts().bytes), (1, 2));
     }
 
     #[tokio::test]

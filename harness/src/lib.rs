@@ -45,8 +45,8 @@
 //!    (context on errors), `workload` (the access [`Pattern`] and its seeded requests),
 //!    `timing` (the meter around each request: time budget, sampled [`Latency`]), `mismatch`
 //!    ([`Mismatch`]), `boxed` (the boxed forms a reader gets: [`BoxSource`],
-//!    [`BoxPositionalSource`]), `counting` ([`CountingSource`], the test kit's counting wrapper,
-//!    under every reader), `tasks` (a cell's tasks run at once);
+//!    [`BoxPositionalSource`]), `counting` ([`CountingSource`]: the test kit's counting
+//!    wrapper with [`StreamCounts`], under every reader), `tasks` (a cell's tasks run at once);
 //! 2. sources: `remote` (hedged, limited reads of a store), `opendal` (OpenDAL locations),
 //!    `sources` (where the bytes come from: [`Source`], `file://` and object store URLs);
 //! 3. plan: `plan` (what to run: [`Plan`], its [`Cell`]s, the [`ReaderKind`]s);
@@ -124,7 +124,7 @@ mod workload;
 mod write;
 
 pub use boxed::{BoxPositionalSource, BoxSource, ReadSeek};
-pub use counting::CountingSource;
+pub use counting::{CountingSource, StreamCounts};
 pub use mismatch::Mismatch;
 pub use plan::{Cell, Plan, ReaderKind};
 pub use report::{CellReport, LimitReport, Report, SourceReport, WriteReport};

@@ -18,7 +18,7 @@ use abi_testkit::CountingPositional;
 use async_buffered_input::source::PositionalSource;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
-use crate::counting::CountingSource;
+use crate::counting::{CountingSource, StreamCounts};
 use crate::error::context;
 use crate::sources::{Raw, Source};
 use crate::timing::Meter;
@@ -229,7 +229,8 @@ async fn run(source: &Source, pass: Pass) -> io::Result<Pass> {
             Ok(pass)
         }
         Raw::Stream => {
-            let mut stream = CountingSource::new(source.open_at(0).await?);
+            let stream = source.open_at(0).await?;
+            let mut stream = CountingSource::with_counts(stream, StreamCounts::default());
             let mut buf = vec![0u8; LIMIT_READ];
             let mut pass = pass;
             let start = pass.start();
@@ -251,7 +252,7 @@ async fn run(source: &Source, pass: Pass) -> io::Result<Pass> {
                 pass.took(&buf[..n]);
             }
             pass.elapsed = start.elapsed();
-            pass.reads = stream.reads();
+            pass.reads = stream.counts().reads;
             Ok(pass)
         }
     }

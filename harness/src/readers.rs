@@ -15,7 +15,7 @@ use async_buffered_input::AsyncBufferedInput;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, BufReader};
 
 use crate::boxed::{BoxPositionalSource, BoxSource};
-use crate::counting::CountingSource;
+use crate::counting::{CountingSource, StreamCounts};
 use crate::error::context;
 use crate::plan::{Cell, DiskCacheSpec, ReaderKind};
 use crate::sources::Source;
@@ -43,9 +43,9 @@ pub(crate) struct Counts {
 impl Counts {
     fn of_stream<R>(counted: &CountingSource<R>) -> Self {
         Self {
-            reads: counted.reads(),
-            seeks: counted.seeks(),
-            bytes: counted.bytes(),
+            reads: counted.counts().reads,
+            seeks: counted.counts().seeks,
+            bytes: counted.counts().bytes,
             disk_hits: 0,
         }
     }
@@ -180,29 +180,30 @@ impl Readers {
             })
         };
         let stream = |start: u64| async move {
-            Ok::<_, io::Error>(CountingSource::new(source.open_at(start).await?))
+            let stream = source.open_at(start).await?;
+            Ok::<_, io::Error>(CountingSource::with_counts(stream, StreamCounts::default()))
         };
         Ok(match cell.reader {
-            ReaderKind::Buffered => {
-                let mut readers = Vec::with_capacity(starts.len());
-                for &start in starts {
+            ReaderKind::Buffered => Readers::Buffered(
+                per_start(starts, |start| async move {
                     let mut input =
                         AsyncBufferedInput::try_with_capacity(capacity()?, stream(start).await?)?;
                     input.seek_to(start);
-                    readers.push(Buffered { input, disk: None });
-                }
-                Readers::Buffered(readers)
-            }
+                    Ok(Buffered { input, disk: None })
+                })
+                .await?,
+            ),
             ReaderKind::BufferedReadAhead => {
-                let shared = source.open_positional().await?;
-                let mut readers = Vec::with_capacity(starts.len());
-                for &start in starts {
-                    let fetch = PositionalFetch::new(CountingPositional::new(shared.clone()))
-                        .with_read_ahead(cell.read_ahead.unwrap_or_default());
-                    let input = positional_input(cell, capacity()?, fetch, start).await?;
-                    readers.push(BufferedReadAhead { input, disk: None });
-                }
-                Readers::BufferedReadAhead(readers)
+                let shared = &source.open_positional().await?;
+                Readers::BufferedReadAhead(
+                    per_start(starts, |start| async move {
+                        let fetch = PositionalFetch::new(CountingPositional::new(shared.clone()))
+                            .with_read_ahead(cell.read_ahead.unwrap_or_default());
+                        let input = positional_input(cell, capacity()?, fetch, start).await?;
+                        Ok(BufferedReadAhead { input, disk: None })
+                    })
+                    .await?,
+                )
             }
             ReaderKind::Cached => {
                 let shared = source.open_positional().await?;
@@ -237,32 +238,27 @@ impl Readers {
                 }
                 Readers::Cached(readers)
             }
-            ReaderKind::BufReader => {
-                let mut readers = Vec::with_capacity(starts.len());
-                for &start in starts {
+            ReaderKind::BufReader => Readers::BufReader(
+                per_start(starts, |start| async move {
                     let reader = BufReader::with_capacity(capacity()?, stream(start).await?);
-                    readers.push(TokioBufReader { reader, pos: start });
-                }
-                Readers::BufReader(readers)
-            }
-            ReaderKind::Unbuffered => {
-                let mut readers = Vec::with_capacity(starts.len());
-                for &start in starts {
-                    readers.push(Unbuffered {
-                        source: stream(start).await?,
-                        pos: start,
-                    });
-                }
-                Readers::Unbuffered(readers)
-            }
-            ReaderKind::ByteLoop => {
-                let mut readers = Vec::with_capacity(starts.len());
-                for &start in starts {
+                    Ok(TokioBufReader { reader, pos: start })
+                })
+                .await?,
+            ),
+            ReaderKind::Unbuffered => Readers::Unbuffered(
+                per_start(starts, |start| async move {
+                    let source = stream(start).await?;
+                    Ok(Unbuffered { source, pos: start })
+                })
+                .await?,
+            ),
+            ReaderKind::ByteLoop => Readers::ByteLoop(
+                per_start(starts, |start| async move {
                     let reader = BufReader::with_capacity(capacity()?, stream(start).await?);
-                    readers.push(ByteLoop { reader, pos: start });
-                }
-                Readers::ByteLoop(readers)
-            }
+                    Ok(ByteLoop { reader, pos: start })
+                })
+                .await?,
+            ),
             #[cfg(feature = "opendal")]
             ReaderKind::OpendalReader | ReaderKind::OpendalReaderTuned => {
                 let tuned = cell.reader == ReaderKind::OpendalReaderTuned;
@@ -378,6 +374,19 @@ windowed_reader!(
     /// positional source read through the cell's [`BlockCache`].
     CachedReader(CachedCounted)
 );
+
+/// One reader per task, opened in task order by `open(start)`; the first error ends it.
+async fn per_start<T, F, Fut>(starts: &[u64], mut open: F) -> io::Result<Vec<T>>
+where
+    F: FnMut(u64) -> Fut,
+    Fut: Future<Output = io::Result<T>>,
+{
+    let mut readers = Vec::with_capacity(starts.len());
+    for &start in starts {
+        readers.push(open(start).await?);
+    }
+    Ok(readers)
+}
 
 /// `cell`'s input with a window of `capacity` over `fetch`, positioned at `start`. It learns the
 /// source's length now, before the clock starts (one `len`, not a read), as the stream readers'

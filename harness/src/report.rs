@@ -472,7 +472,7 @@ pub struct CellReport {
     /// Per-request latency, sampled (see [`Latency`]).
     pub latency: Option<Latency>,
     /// Completed reads on the source (see
-    /// [`CountingSource::reads`](crate::CountingSource::reads)); for the read-ahead reader,
+    /// [`StreamCounts::reads`](crate::StreamCounts::reads)); for the read-ahead reader,
     /// requests started on the positional source, read-ahead chunks included, whether or not
     /// they were used (see
     /// [`CountingPositional::requests`](abi_testkit::CountingPositional::requests)).

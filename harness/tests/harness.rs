@@ -10,7 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use abi_testkit::{assert_contains, assert_count, word_pattern_vec as pattern, CountingPositional};
+use abi_testkit::{
+    assert_contains, assert_count, word_pattern_vec as pattern, CountingPositional, Faulty,
+    FaultyConfig,
+};
 use async_buffered_input::fetch::ReadAhead;
 use async_buffered_input::source::MemorySource;
 use throughput_harness::{
@@ -743,50 +746,19 @@ async fn a_timed_pass_that_saw_other_bytes_is_caught() {
         .contains("the timed pass saw other bytes"));
 }
 
-/// A stream that fails every read at or after `fail_at`.
-struct FailingAfter {
-    inner: io::Cursor<Vec<u8>>,
-    fail_at: u64,
-}
-
-impl tokio::io::AsyncRead for FailingAfter {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<io::Result<()>> {
-        if self.inner.position() >= self.fail_at {
-            return std::task::Poll::Ready(Err(io::Error::other("the disk caught fire")));
-        }
-        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl tokio::io::AsyncSeek for FailingAfter {
-    fn start_seek(mut self: std::pin::Pin<&mut Self>, to: io::SeekFrom) -> io::Result<()> {
-        std::pin::Pin::new(&mut self.inner).start_seek(to)
-    }
-
-    fn poll_complete(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<io::Result<u64>> {
-        std::pin::Pin::new(&mut self.inner).poll_complete(cx)
-    }
-}
-
 #[tokio::test]
 async fn a_failing_cell_is_reported_and_the_run_goes_on() {
     let data = pattern(10_000);
     let stream = data.clone();
     let source = Source::custom("fragile", move || {
-        let inner = io::Cursor::new(stream.clone());
-        async move {
-            Ok(Box::new(FailingAfter {
-                inner,
-                fail_at: 5000,
-            }) as BoxSource)
-        }
+        // Every read at or after 5000 fails.
+        let cfg = FaultyConfig {
+            fail_reads_from: Some(5000),
+            read_error: (io::ErrorKind::Other, "the disk caught fire"),
+            ..Default::default()
+        };
+        let failing = Faulty::new(stream.clone(), cfg);
+        async move { Ok(Box::new(failing) as BoxSource) }
     })
     .with_positional(move || {
         let data = data.clone();
@@ -1053,23 +1025,24 @@ async fn the_table_is_aligned_and_says_its_units() {
     assert!(!table.contains("Not shown"), "{table}");
     let lines: Vec<&str> = table.lines().collect();
     let header = lines.iter().position(|l| l.starts_with("source ")).unwrap();
-    for title in [
-        "reader",
-        "request",
-        "window",
-        "bytes read",
-        "seconds",
-        "MB/s",
-        "requests/s",
-        "p50",
-        "p99",
-        "src reads",
-        "src seeks",
-        "vs limit",
-        "vs buffered",
-    ] {
-        assert!(lines[header].contains(title), "{title}: {}", lines[header]);
-    }
+    common::assert_columns(
+        lines[header],
+        &[
+            "reader",
+            "request",
+            "window",
+            "bytes read",
+            "seconds",
+            "MB/s",
+            "requests/s",
+            "p50",
+            "p99",
+            "src reads",
+            "src seeks",
+            "vs limit",
+            "vs buffered",
+        ],
+    );
     assert!(!lines[header].contains("pattern") && !lines[header].contains("tasks"));
     let rows: Vec<&str> = lines[header + 1..]
         .iter()

@@ -366,16 +366,17 @@ fn the_default_sweep_fits_120_columns_and_ends_with_a_verdict() {
     assert!(out.status.success(), "{}", stderr(&out));
     let wide = stdout(&out);
     let header = wide.lines().find(|l| l.starts_with("source ")).unwrap();
-    for title in [
-        "bytes read",
-        "seconds",
-        "requests/s",
-        "p50",
-        "src seeks",
-        "fetched/used",
-    ] {
-        assert!(header.contains(title), "{title}: {header}");
-    }
+    common::assert_columns(
+        header,
+        &[
+            "bytes read",
+            "seconds",
+            "requests/s",
+            "p50",
+            "src seeks",
+            "fetched/used",
+        ],
+    );
     assert!(!wide.contains("Not shown"), "{wide}");
 }
 

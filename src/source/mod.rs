@@ -73,6 +73,8 @@ mod opendal_source;
 #[cfg(feature = "opendal")]
 mod opendal_stream;
 mod positional_source;
+#[cfg(any(feature = "object-store", feature = "opendal"))]
+mod remote_common;
 mod request_limiter;
 mod retrying;
 mod slow_link;

@@ -11,7 +11,7 @@ use object_store::path::Path;
 use object_store::{BackoffConfig, ClientOptions, GetOptions, ObjectStore, RetryConfig};
 
 use super::object_store_error;
-use super::source_error::SourceError;
+use super::remote_common::{install_crypto_provider, short_response};
 use super::spare_buffers::SpareBuffers;
 use super::PositionalSource;
 
@@ -233,14 +233,6 @@ impl ObjectStoreSource {
     }
 }
 
-/// Installs rustls' `ring` provider as the process default, unless one is already installed.
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race with another thread installing one is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
 impl PositionalSource for ObjectStoreSource {
     /// One ranged `GET` for `[offset, offset + len)`, cut at the object's length; no request at
     /// or past the end.
@@ -271,13 +263,7 @@ impl PositionalSource for ObjectStoreSource {
             };
             let bytes = result.map_err(|e| object_store_error::wrap(context(), e))?;
             if bytes.len() != expected {
-                return Err(SourceError::wrap(
-                    context(),
-                    io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("the server sent {} bytes, not {expected}", bytes.len()),
-                    ),
-                ));
+                return Err(short_response(context(), "server", bytes.len(), expected));
             }
             Ok(bytes)
         }
@@ -349,6 +335,7 @@ impl fmt::Debug for ObjectStoreSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::remote_common::fails_within;
 
     #[tokio::test]
     async fn bad_urls_are_invalid_input() {
@@ -366,13 +353,7 @@ mod tests {
     async fn a_server_that_is_down_fails_fast_naming_the_url() {
         // Port 9 (discard) on loopback: nothing listens there in a test environment.
         let url = "http://127.0.0.1:9/missing.bin";
-        let started = std::time::Instant::now();
-        let e = ObjectStoreSource::from_url(url).await.unwrap_err();
-        assert!(
-            started.elapsed() < Duration::from_secs(3),
-            "{:?}",
-            started.elapsed()
-        );
+        let e = fails_within(3, ObjectStoreSource::from_url(url)).await;
         assert!(e.to_string().contains(url), "{e}");
     }
 }

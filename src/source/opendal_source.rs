@@ -10,6 +10,7 @@ use opendal::layers::TimeoutLayer;
 use opendal::Operator;
 
 use super::opendal_stream::SequentialStream;
+use super::remote_common::{install_crypto_provider, short_response};
 use super::source_error::SourceError;
 use super::PositionalSource;
 
@@ -417,15 +418,6 @@ fn with_http_transport(operator: Operator) -> Operator {
     )
 }
 
-/// Installs rustls' `ring` provider as the process default, unless one is already installed
-/// (the HTTP client of WebDAV operators needs one).
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race with another thread installing one is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
-
 impl PositionalSource for OpendalSource {
     /// The bytes `[offset, offset + len)`, cut at the file's length, from the stream if the
     /// read continues the reads before it (see
@@ -477,13 +469,7 @@ impl PositionalSource for OpendalSource {
             };
             let expected = (end - start) as usize;
             if buffer.len() != expected {
-                return Err(SourceError::wrap(
-                    context(),
-                    io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("the service sent {} bytes, not {expected}", buffer.len()),
-                    ),
-                ));
+                return Err(short_response(context(), "service", buffer.len(), expected));
             }
             Ok(SequentialStream::contiguous(buffer))
         }

@@ -12,6 +12,18 @@ pub fn has_input_error_payload(e: &io::Error) -> bool {
         .is_some()
 }
 
+/// The crate's `InputError` payload of `e`.
+///
+/// # Panics
+///
+/// If `e` carries none (naming `e`).
+#[track_caller]
+pub fn input_error(e: &io::Error) -> &InputError {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<InputError>())
+        .unwrap_or_else(|| panic!("no InputError payload in {e:?}"))
+}
+
 /// The error's message and the message of every cause under it (`source()`, recursively),
 /// joined with ": ": where a cause's text (a path, a URL, an OS message) is found now that an
 /// error names its cause only as its `source()`.

@@ -1,13 +1,13 @@
-//! The control handle of a [`Gated`](crate::Gated) stream.
+//! The control handle of a gated [`Hostile`](crate::Hostile) stream.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::task::Waker;
 
 #[cfg(doc)]
-use crate::Gated;
+use crate::Hostile;
 
-/// Control handle of a [`Gated`] source.
+/// Control handle of a [`Hostile`] source made by [`Hostile::gated`].
 #[derive(Debug)]
 pub struct GateCtl {
     /// Bytes the source may still deliver; `u64::MAX` means unlimited. At 0 reads are Pending.

@@ -1,4 +1,5 @@
-//! An in-memory stream that short-reads, returns `Pending` and injects errors.
+//! An in-memory stream that short-reads, returns `Pending` (by itself, or held by a gate) and
+//! injects errors.
 
 use std::io::{self, SeekFrom};
 use std::pin::Pin;
@@ -9,7 +10,7 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
 
 use crate::seek::resolve_seek;
-use crate::Rng;
+use crate::{GateCtl, Rng};
 use crate::{HostileConfig, HostileLog, SeekFail, HOSTILE_READ_ERROR, HOSTILE_SEEK_ERROR};
 
 /// An in-memory `AsyncRead + AsyncSeek` over a `Vec<u8>` with configurable misbehaviour (see
@@ -23,6 +24,10 @@ use crate::{HostileConfig, HostileLog, SeekFail, HOSTILE_READ_ERROR, HOSTILE_SEE
 ///
 /// Seeking past the end is allowed (reads there return 0 bytes); seeking before 0 fails with
 /// `InvalidInput`.
+///
+/// A stream made by [`Hostile::gated`] is held by the test instead: its reads and seek
+/// completions stay `Pending` until released through its [`GateCtl`], and its reads deliver at
+/// most `max_read` bytes each (short reads) and at most the gate's remaining budget.
 #[derive(Debug)]
 pub struct Hostile {
     data: Vec<u8>,
@@ -37,6 +42,10 @@ pub struct Hostile {
     seek_failed: bool,
     in_flight: Option<(u64, SeekFrom)>,
     log: Arc<HostileLog>,
+    /// The most bytes one read delivers.
+    max_read: usize,
+    /// The test's hold on reads and seek completions, for a stream made by [`Hostile::gated`].
+    gate: Option<Arc<GateCtl>>,
 }
 
 impl Hostile {
@@ -55,7 +64,21 @@ impl Hostile {
             seek_failed: false,
             in_flight: None,
             log: Arc::new(HostileLog::default()),
+            max_read: usize::MAX,
+            gate: None,
         }
+    }
+
+    /// A well-behaved stream over `data` whose reads deliver at most `max_read` bytes each and
+    /// which the returned [`GateCtl`] holds `Pending` (reads and seeks open at first, unlimited).
+    pub fn gated(data: Vec<u8>, max_read: usize) -> (Self, Arc<GateCtl>) {
+        let ctl = Arc::new(GateCtl::open());
+        let hostile = Hostile {
+            max_read: max_read.max(1),
+            gate: Some(ctl.clone()),
+            ..Hostile::new(data, HostileConfig::default())
+        };
+        (hostile, ctl)
     }
 
     /// Handle on what the source did (keep it before moving the source into the input).
@@ -92,7 +115,17 @@ impl AsyncRead for Hostile {
                  return Ready first"
             ))));
         }
-        let mut limit = usize::MAX;
+        let budget = this
+            .gate
+            .as_ref()
+            .map_or(u64::MAX, |gate| gate.read_budget());
+        if budget == 0 {
+            if let Some(gate) = &this.gate {
+                gate.wake_later(cx.waker());
+            }
+            return Poll::Pending;
+        }
+        let mut limit = this.max_read.min(budget.min(usize::MAX as u64) as usize);
         if let Some(after) = this.cfg.fail_read_after {
             if !this.read_failed {
                 if this.delivered >= after {
@@ -103,7 +136,7 @@ impl AsyncRead for Hostile {
                         "Hostile: injected read error (no digits here, so position checks cannot match it)",
                     )));
                 }
-                limit = (after - this.delivered) as usize;
+                limit = limit.min((after - this.delivered) as usize);
             }
         }
         let len = this.data.len() as u64;
@@ -116,6 +149,10 @@ impl AsyncRead for Hostile {
         this.pos += n as u64;
         this.delivered += n as u64;
         this.log.delivered.fetch_add(n as u64, Ordering::SeqCst);
+        if let Some(gate) = &this.gate {
+            gate.spend(n as u64);
+            gate.reads.fetch_add(1, Ordering::SeqCst);
+        }
         Poll::Ready(Ok(()))
     }
 }
@@ -132,6 +169,9 @@ impl AsyncSeek for Hostile {
         let idx = this.seeks_started;
         this.seeks_started += 1;
         this.log.seeks.fetch_add(1, Ordering::SeqCst);
+        if let Some(gate) = &this.gate {
+            gate.seeks.fetch_add(1, Ordering::SeqCst);
+        }
         if this.cfg.fail_seek == Some((idx, SeekFail::InStart)) && !this.seek_failed {
             this.seek_failed = true;
             this.log.seek_error_fired.store(true, Ordering::SeqCst);
@@ -153,9 +193,14 @@ impl AsyncSeek for Hostile {
                 return Poll::Pending;
             }
         }
-        let Some((idx, from)) = this.in_flight.take() else {
+        let Some((idx, from)) = this.in_flight else {
             return Poll::Ready(Ok(this.pos));
         };
+        if let Some(gate) = this.gate.as_ref().filter(|gate| !gate.seeks_are_open()) {
+            gate.wake_later(cx.waker());
+            return Poll::Pending;
+        }
+        this.in_flight = None;
         if this.cfg.fail_seek == Some((idx, SeekFail::InComplete)) && !this.seek_failed {
             this.seek_failed = true;
             this.log.seek_error_fired.store(true, Ordering::SeqCst);

@@ -6,17 +6,21 @@
 //!   [`word_pattern_vec`] (the harness's, a word at a time): deterministic, non-periodic file content;
 //!   [`splitmix64`] and [`Rng`] for reproducible sweeps, [`XorShift64`] for the benches' data,
 //!   [`Zipf`] for the term-lookup workloads' skew.
+//! - **Reading texts**: [`value_of`] (a `key=value` word of a header or a script's output).
 //! - **Checks**: [`assert_bytes`] names the first differing offset; [`assert_contains`] and
 //!   [`assert_count`] print the whole text they looked in; [`chain`], [`causes`],
-//!   [`has_input_error_payload`], [`assert_msg_mentions`] and [`assert_source_error`] look into
-//!   the errors an input returns.
-//! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`]) and [`CountingPositional`]
-//!   (a positional source) count what reaches the source under an input.
+//!   [`has_input_error_payload`], [`input_error`], [`assert_msg_mentions`] and
+//!   [`assert_source_error`] look into the errors an input returns.
+//! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`], or the caller's own
+//!   [`CountSink`]) and [`CountingPositional`] (a positional source) count what reaches the
+//!   source under an input.
 //! - **Hostile and failing sources**: [`Hostile`] (a stream with short reads, `Pending` and
-//!   injected errors, set by [`HostileConfig`], reported in [`HostileLog`]), [`Gated`] (a stream
-//!   held `Pending` until its [`GateCtl`] lets it through), [`PartlyAtHand`] (a positional
-//!   source partly in "page cache") and [`FailEvery`] (a positional source failing every n-th
-//!   request).
+//!   injected errors, set by [`HostileConfig`], reported in [`HostileLog`]; or, made by
+//!   [`Hostile::gated`], held `Pending` until its [`GateCtl`] lets it through), [`Faulty`] (a
+//!   `Cursor` whose reads fail from a position, whose seeks pend or are refused, set by
+//!   [`FaultyConfig`]),
+//!   [`PartlyAtHand`] (a positional source partly in "page cache") and [`FailEvery`] (a
+//!   positional source failing every n-th request).
 //! - **Harness pieces**: [`temp_tokio_file`] / [`temp_std_file_in`] (real files, unlinked at
 //!   once), [`server_var`] / [`object_file`] (what the server tests read from the environment), [`poll_once_then_drop`] (for cancellation tests), [`ExampleBuild`] (builds an
 //!   example from inside a test, in the test's target folder, without the package variables
@@ -31,17 +35,19 @@
 
 mod assert_bytes;
 mod assert_text;
+mod count_sink;
 mod counting;
 mod counting_positional;
 mod counts;
 mod error_chain;
 mod example_build;
 mod fail_every;
+mod faulty;
 mod gate_ctl;
-mod gated;
 mod hostile;
 mod hostile_config;
 mod hostile_log;
+mod key_value;
 mod partly_at_hand;
 mod pattern;
 mod poll;
@@ -54,19 +60,21 @@ mod zipf;
 
 pub use assert_bytes::assert_bytes;
 pub use assert_text::{assert_contains, assert_count};
+pub use count_sink::{CountSink, ReadOutcome};
 pub use counting::Counting;
 pub use counting_positional::CountingPositional;
 pub use counts::{CountSnapshot, Counts};
 pub use error_chain::{
-    assert_msg_mentions, assert_source_error, causes, chain, has_input_error_payload,
+    assert_msg_mentions, assert_source_error, causes, chain, has_input_error_payload, input_error,
 };
 pub use example_build::ExampleBuild;
 pub use fail_every::FailEvery;
+pub use faulty::{Faulty, FaultyConfig};
 pub use gate_ctl::GateCtl;
-pub use gated::Gated;
 pub use hostile::Hostile;
 pub use hostile_config::{HostileConfig, SeekFail, HOSTILE_READ_ERROR, HOSTILE_SEEK_ERROR};
 pub use hostile_log::HostileLog;
+pub use key_value::value_of;
 pub use partly_at_hand::PartlyAtHand;
 pub use pattern::{fill_word_pattern, pattern, pattern_vec, word_pattern_vec};
 pub use poll::poll_once_then_drop;

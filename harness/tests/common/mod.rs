@@ -13,3 +13,11 @@ pub fn assert_read_ahead_legend(table: &str) {
         "{table}"
     );
 }
+
+/// The table's header line names every one of `titles`.
+#[track_caller]
+pub fn assert_columns(header: &str, titles: &[&str]) {
+    for title in titles {
+        assert!(header.contains(title), "{title}: {header}");
+    }
+}

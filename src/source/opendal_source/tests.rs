@@ -1,6 +1,7 @@
 //! `OpendalSource`'s unit tests, over OpenDAL's memory and fs services.
 
 use super::*;
+use crate::source::remote_common::fails_within;
 
 async fn memory_with(path: &str, data: &[u8]) -> Operator {
     let operator = Operator::new(opendal::services::Memory::default()).unwrap();
@@ -53,18 +54,29 @@ async fn missing_files_and_directories_keep_their_kind_and_name_the_file() {
     );
 }
 
-#[tokio::test]
-async fn a_wrong_length_hint_is_unexpected_eof_naming_the_range() {
+/// Over six bytes behind a length hint of 10, named `mem://hinted`: reads the first `first`
+/// bytes, then `len` bytes at `at`, which must fail with `UnexpectedEof` naming the source and
+/// the offset of the read. Returns the source.
+async fn read_past_a_wrong_hint(first: usize, at: u64, len: usize) -> OpendalSource {
     let source = OpendalSource::with_length(memory_with("f", b"abcdef").await, "f", 10)
         .with_name("mem://hinted");
-    assert_eq!(&source.read_at(0, 6).await.unwrap()[..], b"abcdef");
-    let e = source.read_at(4, 6).await.unwrap_err();
+    assert_eq!(
+        &source.read_at(0, first).await.unwrap()[..],
+        &b"abcdef"[..first]
+    );
+    let e = source.read_at(at, len).await.unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
     let msg = e.to_string();
     assert!(
-        msg.contains("mem://hinted") && msg.contains("offset 4"),
+        msg.contains("mem://hinted") && msg.contains(&format!("offset {at}")),
         "{msg}"
     );
+    source
+}
+
+#[tokio::test]
+async fn a_wrong_length_hint_is_unexpected_eof_naming_the_range() {
+    read_past_a_wrong_hint(6, 4, 6).await;
 }
 
 /// 10,000 bytes, no two neighbouring runs alike (byte `i` is `i % 251`).
@@ -74,6 +86,15 @@ async fn source_over_data() -> (Vec<u8>, OpendalSource) {
     let source = OpendalSource::open(memory_with("f", &data).await, "f")
         .await
         .unwrap();
+    (data, source)
+}
+
+/// [`source_over_data`] after two sequential reads from 0: one stream, now at 200.
+async fn streaming_at_200() -> (Vec<u8>, OpendalSource) {
+    let (data, source) = source_over_data().await;
+    source.read_at(0, 100).await.unwrap();
+    source.read_at(100, 100).await.unwrap();
+    assert_eq!(source.streams_opened(), 1);
     (data, source)
 }
 
@@ -127,10 +148,7 @@ async fn reads_that_continue_each_other_are_served_from_one_stream() {
 
 #[tokio::test]
 async fn a_read_elsewhere_is_ranged_and_sequential_reads_there_open_a_new_stream() {
-    let (data, source) = source_over_data().await;
-    source.read_at(0, 100).await.unwrap();
-    source.read_at(100, 100).await.unwrap();
-    assert_eq!(source.streams_opened(), 1);
+    let (data, source) = streaming_at_200().await;
     // A seek: ranged, the stream stays at 200.
     assert_reads(&source, &data, 5000, 10).await;
     assert_eq!(source.streams_opened(), 1);
@@ -177,10 +195,7 @@ async fn reads_in_flight_at_once_take_their_turns_and_out_of_order_ones_go_range
 
 #[tokio::test]
 async fn a_read_that_never_ran_or_was_dropped_leaves_no_wrong_bytes() {
-    let (data, source) = source_over_data().await;
-    source.read_at(0, 100).await.unwrap();
-    source.read_at(100, 100).await.unwrap();
-    assert_eq!(source.streams_opened(), 1);
+    let (data, source) = streaming_at_200().await;
     // Claimed the stream at 200, dropped before it ran: the next read finds the stream
     // behind its start and opens a new one where it starts.
     drop(source.read_at(200, 100));
@@ -208,18 +223,9 @@ async fn futures_poll_once<F: Future + Unpin>(mut future: F) -> Option<F::Output
 
 #[tokio::test]
 async fn a_stream_that_ends_early_is_the_ranged_reads_unexpected_eof() {
-    let source = OpendalSource::with_length(memory_with("f", b"abcdef").await, "f", 10)
-        .with_name("mem://hinted");
-    assert_eq!(&source.read_at(0, 3).await.unwrap()[..], b"abc");
     // Continues: from a stream of 3..10, which ends at 6; then ranged, which fails.
-    let e = source.read_at(3, 7).await.unwrap_err();
-    assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+    let source = read_past_a_wrong_hint(3, 3, 7).await;
     assert_eq!(source.streams_opened(), 1);
-    let msg = e.to_string();
-    assert!(
-        msg.contains("mem://hinted") && msg.contains("offset 3"),
-        "{msg}"
-    );
 }
 
 #[tokio::test]
@@ -264,13 +270,7 @@ async fn a_server_that_is_down_fails_fast_naming_the_uri_without_the_password() 
             "webdav://u@127.0.0.1:9/x.bin",
         ),
     ] {
-        let started = std::time::Instant::now();
-        let e = OpendalSource::from_uri(uri).await.unwrap_err();
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            started.elapsed()
-        );
+        let e = fails_within(5, OpendalSource::from_uri(uri)).await;
         let msg = e.to_string();
         assert!(msg.contains(shown) && !msg.contains("secret"), "{msg}");
         assert_ne!(e.kind(), io::ErrorKind::NotFound, "{e}");
