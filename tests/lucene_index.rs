@@ -27,6 +27,15 @@ fn example() -> &'static Path {
         ExampleBuild::new(env!("CARGO_MANIFEST_DIR"), "lucene_index")
             .package("async-buffered-input")
             .features(cfg!(feature = "object-store").then_some("object-store"))
+            // Built by `cargo test --all-features` (as CI does): build the same way, so that
+            // nothing is compiled again.
+            .all_features(cfg!(all(
+                feature = "object-store",
+                feature = "cache",
+                feature = "metrics",
+                feature = "opendal",
+                feature = "disk-cache"
+            )))
             .build()
     })
 }

@@ -41,6 +41,7 @@ pub struct ExampleBuild {
     example: String,
     package: Option<String>,
     features: Vec<String>,
+    all_features: bool,
 }
 
 impl ExampleBuild {
@@ -52,6 +53,7 @@ impl ExampleBuild {
             example: example.to_owned(),
             package: None,
             features: Vec::new(),
+            all_features: false,
         }
     }
 
@@ -69,8 +71,23 @@ impl ExampleBuild {
         self
     }
 
+    /// Builds with `--all-features` and without `-p`, as `cargo test --all-features` run in the
+    /// same folder selects packages and features; pass the workspace's root folder to
+    /// [`new`](Self::new) and call this when the test itself was built that way (every feature
+    /// of its package on), as `.ci/run` does.
+    ///
+    /// Feature unification then matches the outer build's exactly, so the nested build reuses
+    /// every crate it built. A build with only the test's own package and features unifies the
+    /// dependencies' features differently and recompiles much of the tree (a minute per test
+    /// binary on the CI machine).
+    pub fn all_features(mut self, all: bool) -> Self {
+        self.all_features = all;
+        self
+    }
+
     /// The command [`build`](Self::build) runs: `cargo build --quiet [-p package] --example
-    /// <example> --target-dir <the test's> [--release] [--features …]` in the manifest folder,
+    /// <example> --target-dir <the test's> [--release] [--features …] [--all-features]` in the
+    /// manifest folder (`-p` left out with `--all-features`),
     /// without the package variables of the test's environment.
     ///
     /// # Panics
@@ -81,7 +98,9 @@ impl ExampleBuild {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut build = Command::new(cargo);
         build.args(["build", "--quiet"]);
-        if let Some(package) = &self.package {
+        if self.all_features {
+            build.arg("--all-features");
+        } else if let Some(package) = &self.package {
             build.args(["-p", package]);
         }
         build
