@@ -45,6 +45,48 @@ fn pattern_file(len: usize) -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, path)
 }
 
+/// A plan of one request size and one window capacity, timing `readers`.
+fn plan_of(
+    source: Source,
+    size: usize,
+    capacity: usize,
+    readers: impl IntoIterator<Item = ReaderKind>,
+) -> Plan {
+    Plan::new(source)
+        .sizes([size])
+        .capacities([capacity])
+        .readers(readers)
+}
+
+/// Runs `plan` and checks that every row of every source read `data` right
+/// ([`assert_complete_and_correct`]).
+async fn run_and_check(plan: Plan, data: &[u8]) -> Report {
+    let report = plan.run().await.unwrap();
+    for source in &report.sources {
+        assert_complete_and_correct(&report, source, data);
+    }
+    report
+}
+
+/// `source` with `data`, in memory, as its positional form.
+fn with_memory_positional(source: Source, data: Vec<u8>) -> Source {
+    source.with_positional(move || {
+        let data = data.clone();
+        async move { Ok(MemorySource::new(data)) }
+    })
+}
+
+/// The report of every default reader over 50,000 bytes in memory, at 10- and 1000-byte
+/// requests and 512-byte and 4 KiB windows.
+async fn small_memory_report() -> Report {
+    Plan::new(Source::memory(pattern(50_000)))
+        .sizes([10, 1000])
+        .capacities([512, 4096])
+        .run()
+        .await
+        .unwrap()
+}
+
 /// The reader column of a row of the table: after the source name, up to two spaces.
 /// `text` with its lines joined and its runs of white space folded: the report's prose as one
 /// line, wherever the 120 columns wrapped it.
@@ -197,17 +239,14 @@ async fn a_written_file_is_read_by_every_reader_and_verified() {
 async fn a_fixed_read_ahead_reads_whole_chunks() {
     let len = 200 * 1024 + 17;
     let (_dir, path) = pattern_file(len);
-    let report = Plan::new(Source::file(&path).page_cache_reads(false))
+    let plan = Plan::new(Source::file(&path).page_cache_reads(false))
         .sizes([100, 65536])
         .capacities([4096, 65536])
         .readers([ReaderKind::BufferedReadAhead])
         .read_ahead(ReadAhead::new(256 << 10, 4))
-        .repetitions(2)
-        .run()
-        .await
-        .unwrap();
+        .repetitions(2);
+    let report = run_and_check(plan, &pattern(len)).await;
     let source = &report.sources[0];
-    assert_complete_and_correct(&report, source, &pattern(len));
     for r in &source.cells {
         // Per pass, one plain request for the first window, then one 256 KiB chunk covers the
         // rest of this file; the rewind before the second pass is the one request that does not
@@ -225,16 +264,16 @@ async fn several_read_ahead_shapes_are_timed_side_by_side() {
     let len = 600 * 1024 + 17;
     let (_dir, path) = pattern_file(len);
     let fixed = ReadAhead::new(256 << 10, 4);
-    let report = Plan::new(Source::file(&path).page_cache_reads(false))
-        .sizes([65536])
-        .capacities([4096])
-        .readers([ReaderKind::BufferedReadAhead, ReaderKind::BufReader])
-        .read_aheads([ReadAhead::default(), fixed, ReadAhead::default()])
-        .run()
-        .await
-        .unwrap();
+    let readers = [ReaderKind::BufferedReadAhead, ReaderKind::BufReader];
+    let plan = plan_of(
+        Source::file(&path).page_cache_reads(false),
+        65536,
+        4096,
+        readers,
+    )
+    .read_aheads([ReadAhead::default(), fixed, ReadAhead::default()]);
+    let report = run_and_check(plan, &pattern(len)).await;
     let source = &report.sources[0];
-    assert_complete_and_correct(&report, source, &pattern(len));
     assert_eq!(report.read_aheads, [ReadAhead::default(), fixed]);
     let shapes: Vec<_> = source
         .cells
@@ -574,9 +613,7 @@ async fn cells_follow_the_plan_order_and_events_report_them() {
 
 #[tokio::test]
 async fn the_budget_stops_slow_cells_and_their_verification_follows() {
-    let dir = temp_dir();
-    let path = dir.path().join("data.bin");
-    std::fs::write(&path, pattern(20_000)).unwrap();
+    let (_dir, path) = pattern_file(20_000);
     // 1 ms per request: the unbuffered reader at 1-byte requests would take 20 s.
     let budget = Duration::from_millis(150);
     let report = Plan::new(Source::slow_link(&path, Duration::from_millis(1), 0))
@@ -628,24 +665,20 @@ async fn the_budget_stops_slow_cells_and_their_verification_follows() {
 
 #[tokio::test]
 async fn a_slow_link_costs_one_round_trip_per_source_read() {
-    let dir = temp_dir();
-    let path = dir.path().join("data.bin");
-    let data = pattern(20_000);
-    std::fs::write(&path, &data).unwrap();
+    let (_dir, path) = pattern_file(20_000);
     let latency = Duration::from_micros(300);
     let source = Source::slow_link(&path, latency, 0);
     assert!(source
         .label()
         .contains("over a simulated link (300µs latency, no bandwidth cap)"));
-    let report = Plan::new(source)
-        .sizes([100])
-        .capacities([4096])
-        .readers([ReaderKind::Buffered, ReaderKind::Unbuffered])
-        .run()
-        .await
-        .unwrap();
+    let plan = plan_of(
+        source,
+        100,
+        4096,
+        [ReaderKind::Buffered, ReaderKind::Unbuffered],
+    );
+    let report = run_and_check(plan, &pattern(20_000)).await;
     let source = &report.sources[0];
-    assert_complete_and_correct(&report, source, &data);
     let buffered = source.get(ReaderKind::Buffered, 100, Some(4096)).unwrap();
     let unbuffered = source.get(ReaderKind::Unbuffered, 100, None).unwrap();
     assert_eq!(unbuffered.underlying_reads, 200);
@@ -658,26 +691,21 @@ async fn a_slow_link_costs_one_round_trip_per_source_read() {
 /// set); its positional form is right.
 fn tampered(data: Vec<u8>, wrong_at: usize, when: Option<Arc<AtomicBool>>) -> Source {
     let stream = data.clone();
-    Source::custom("tampered", move || {
+    let tampered = Source::custom("tampered", move || {
         let mut data = stream.clone();
         if when.as_ref().is_none_or(|w| w.load(Ordering::SeqCst)) {
             data[wrong_at] ^= 0x40;
         }
         async move { Ok(Box::new(io::Cursor::new(data)) as BoxSource) }
-    })
-    .with_positional(move || {
-        let data = data.clone();
-        async move { Ok(MemorySource::new(data)) }
-    })
+    });
+    with_memory_positional(tampered, data)
 }
 
 #[tokio::test]
 async fn verification_names_the_first_wrong_byte() {
     let data = pattern(3000);
-    let report = Plan::new(tampered(data.clone(), 1234, None))
-        .sizes([100])
-        .capacities([1024])
-        .readers([ReaderKind::Buffered, ReaderKind::BufferedReadAhead])
+    let readers = [ReaderKind::Buffered, ReaderKind::BufferedReadAhead];
+    let report = plan_of(tampered(data.clone(), 1234, None), 100, 1024, readers)
         .run()
         .await
         .unwrap();
@@ -726,10 +754,8 @@ async fn a_timed_pass_that_saw_other_bytes_is_caught() {
     // ones, and only the first and last byte of each request tell the passes apart.
     let timing = Arc::new(AtomicBool::new(false));
     let data = pattern(3000);
-    let plan = Plan::new(tampered(data, 199, Some(Arc::clone(&timing))))
-        .sizes([100])
-        .capacities([1024])
-        .readers([ReaderKind::Buffered]);
+    let tampered = tampered(data, 199, Some(Arc::clone(&timing)));
+    let plan = plan_of(tampered, 100, 1024, [ReaderKind::Buffered]);
     let report = plan
         .run_with(|event| match event {
             Event::CellStarted { .. } => timing.store(true, Ordering::SeqCst),
@@ -759,19 +785,10 @@ async fn a_failing_cell_is_reported_and_the_run_goes_on() {
         };
         let failing = Faulty::new(stream.clone(), cfg);
         async move { Ok(Box::new(failing) as BoxSource) }
-    })
-    .with_positional(move || {
-        let data = data.clone();
-        async move { Ok(MemorySource::new(data)) }
-    })
-    .named("fragile");
-    let report = Plan::new(source)
-        .sizes([1000])
-        .capacities([1024])
-        .readers([ReaderKind::Buffered, ReaderKind::BufferedReadAhead])
-        .run()
-        .await
-        .unwrap();
+    });
+    let source = with_memory_positional(source, data).named("fragile");
+    let readers = [ReaderKind::Buffered, ReaderKind::BufferedReadAhead];
+    let report = plan_of(source, 1000, 1024, readers).run().await.unwrap();
     // The stream reader failed; the read-ahead reader, over the positional form, did not.
     let failures = report.failures();
     assert_eq!(failures.len(), 1, "{report}");
@@ -805,11 +822,9 @@ async fn a_file_without_the_pattern_is_verified_against_itself() {
     let path = dir.path().join("other.bin");
     let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
     std::fs::write(&path, &data).unwrap();
-    let report = Plan::new(Source::file(&path))
+    let readers = [ReaderKind::Buffered, ReaderKind::Unbuffered];
+    let report = plan_of(Source::file(&path), 1000, 8192, readers)
         .patterns([Pattern::Sequential, Pattern::Random])
-        .sizes([1000])
-        .capacities([8192])
-        .readers([ReaderKind::Buffered, ReaderKind::Unbuffered])
         .run()
         .await
         .unwrap();
@@ -1000,12 +1015,7 @@ async fn a_bad_source_among_several_is_named_before_anything_is_timed() {
 
 #[tokio::test]
 async fn the_table_is_aligned_and_says_its_units() {
-    let report = Plan::new(Source::memory(pattern(50_000)))
-        .sizes([10, 1000])
-        .capacities([512, 4096])
-        .run()
-        .await
-        .unwrap();
+    let report = small_memory_report().await;
     // Every column: the wide form.
     let table = format!("{report:#}");
     assert!(
@@ -1095,12 +1105,7 @@ fn parse_ratio(text: &str) -> f64 {
 
 #[tokio::test]
 async fn the_default_text_fits_120_columns_explains_every_reader_and_ends_with_a_verdict() {
-    let report = Plan::new(Source::memory(pattern(50_000)))
-        .sizes([10, 1000])
-        .capacities([512, 4096])
-        .run()
-        .await
-        .unwrap();
+    let report = small_memory_report().await;
     let text = report.to_string();
     for line in text.lines() {
         assert!(
@@ -1267,21 +1272,13 @@ fn public_types_are_send_sync_and_unpin() {
 
 #[tokio::test]
 async fn read_ahead_overlaps_the_round_trips_of_a_slow_link() {
-    let dir = temp_dir();
-    let path = dir.path().join("data.bin");
-    let data = pattern(1 << 20);
-    std::fs::write(&path, &data).unwrap();
+    let (_dir, path) = pattern_file(1 << 20);
     let latency = Duration::from_millis(2);
-    let report = Plan::new(Source::slow_link(&path, latency, 0))
-        .sizes([1000])
-        .capacities([8192])
-        .readers([ReaderKind::Buffered, ReaderKind::BufferedReadAhead])
-        .read_ahead(ReadAhead::new(64 << 10, 4))
-        .run()
-        .await
-        .unwrap();
+    let readers = [ReaderKind::Buffered, ReaderKind::BufferedReadAhead];
+    let plan = plan_of(Source::slow_link(&path, latency, 0), 1000, 8192, readers)
+        .read_ahead(ReadAhead::new(64 << 10, 4));
+    let report = run_and_check(plan, &pattern(1 << 20)).await;
     let source = &report.sources[0];
-    assert_complete_and_correct(&report, source, &data);
     let buffered = source.get(ReaderKind::Buffered, 1000, Some(8192)).unwrap();
     let ahead = source
         .get(ReaderKind::BufferedReadAhead, 1000, Some(8192))
@@ -1326,10 +1323,7 @@ async fn the_read_ahead_reader_needs_a_positional_source() {
     assert!(report.verified());
     assert_eq!(report.sources[0].limit.bytes, 5000);
 
-    let both = custom.with_positional(move || {
-        let data = data.clone();
-        async move { Ok(MemorySource::new(data)) }
-    });
+    let both = with_memory_positional(custom, data);
     assert!(both.has_positional());
     let report = Plan::new(both)
         .sizes([7, 4096])
