@@ -2,12 +2,12 @@
 
 use std::future::Future;
 use std::io;
-use std::marker::PhantomData;
 use std::mem::size_of;
 use std::task::{ready, Context, Poll};
 
 use crate::error::{Amount, Error};
 use crate::fetch::Fetch;
+use crate::input::decode::converted::Converted;
 use crate::input::refill::ReadExact;
 use crate::input::window_read::{ReadFuture, WindowRead};
 use crate::input::AsyncBufferedInput;
@@ -103,21 +103,13 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     );
 }
 
-/// A fixed-width read of `N` bytes turned into a `T` by `convert`.
-struct FixedWidth<const N: usize, T, F> {
-    op: &'static str,
-    convert: F,
-    _value: PhantomData<fn() -> T>,
-}
+/// A fixed-width read of `N` bytes, converted into a `T`.
+struct FixedWidth<const N: usize, T, C>(Converted<T, C>);
 
-impl<const N: usize, T, F> FixedWidth<N, T, F> {
+impl<const N: usize, T, C> FixedWidth<N, T, C> {
     #[inline(always)]
-    fn new(op: &'static str, convert: F) -> Self {
-        Self {
-            op,
-            convert,
-            _value: PhantomData,
-        }
+    fn new(op: &'static str, convert: C) -> Self {
+        Self(Converted::new(op, convert))
     }
 }
 
@@ -145,14 +137,14 @@ where
     type Slow = FixedWidthSlow<N>;
 
     fn op(&self) -> (&'static str, Amount) {
-        (self.op, Amount::Exact(N as u64))
+        (self.0.op(), Amount::Exact(N as u64))
     }
 
     #[inline(always)]
     fn fast(&mut self, input: &mut AsyncBufferedInput<F>) -> Option<T> {
         let bytes = *input.window_at(input.position()).first_chunk::<N>()?;
         input.consume_window(N);
-        Some((self.convert)(bytes))
+        Some(self.0.apply(bytes))
     }
 
     fn poll_slow(
@@ -164,6 +156,6 @@ where
         let at = input.position();
         ready!(input.poll_read_exact_at(cx, at, &mut slow.bytes, &mut slow.exact))?;
         input.finish_read(at, N, slow.exact.direct());
-        Poll::Ready(Ok((self.convert)(slow.bytes)))
+        Poll::Ready(Ok(self.0.apply(slow.bytes)))
     }
 }

@@ -12,6 +12,7 @@
 //! nothing: after an error or a cancellation the position is where the value starts.
 
 mod bulk;
+mod converted;
 mod fixed_width;
 mod string;
 mod varints;

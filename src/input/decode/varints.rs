@@ -2,11 +2,11 @@
 
 use std::future::Future;
 use std::io;
-use std::marker::PhantomData;
 use std::task::{ready, Context, Poll};
 
 use crate::error::{Amount, Error};
 use crate::fetch::Fetch;
+use crate::input::decode::converted::Converted;
 use crate::input::varint::{
     decode_varint, decode_varint_fast, zigzag_decode, Varint, VARINT64_LAST_BITS, VARINT64_MAX_LEN,
     VINT_LAST_BITS, VINT_MAX_LEN, VLONG_LAST_BITS, VLONG_MAX_LEN,
@@ -225,21 +225,13 @@ impl Gather {
     }
 }
 
-/// A varint of at most `MAX_LEN` bytes turned into a `T` by `convert`.
-struct VarintRead<const MAX_LEN: usize, const LAST_BITS: u32, T, F> {
-    op: &'static str,
-    convert: F,
-    _value: PhantomData<fn() -> T>,
-}
+/// A varint of at most `MAX_LEN` bytes, converted into a `T`.
+struct VarintRead<const MAX_LEN: usize, const LAST_BITS: u32, T, C>(Converted<T, C>);
 
-impl<const MAX_LEN: usize, const LAST_BITS: u32, T, F> VarintRead<MAX_LEN, LAST_BITS, T, F> {
+impl<const MAX_LEN: usize, const LAST_BITS: u32, T, C> VarintRead<MAX_LEN, LAST_BITS, T, C> {
     #[inline(always)]
-    fn new(op: &'static str, convert: F) -> Self {
-        Self {
-            op,
-            convert,
-            _value: PhantomData,
-        }
+    fn new(op: &'static str, convert: C) -> Self {
+        Self(Converted::new(op, convert))
     }
 }
 
@@ -253,7 +245,7 @@ where
     type Slow = Gather;
 
     fn op(&self) -> (&'static str, Amount) {
-        (self.op, Amount::UpTo(MAX_LEN as u64))
+        (self.0.op(), Amount::UpTo(MAX_LEN as u64))
     }
 
     #[inline(always)]
@@ -261,7 +253,7 @@ where
         let window = input.window_at(input.position());
         let (value, len) = decode_varint_fast::<MAX_LEN, LAST_BITS>(window)?;
         input.consume_window(len);
-        Some((self.convert)(value))
+        Some(self.0.apply(value))
     }
 
     fn poll_slow(
@@ -273,6 +265,6 @@ where
         let at = input.position();
         let (value, len) = ready!(input.poll_peek_varint(cx, at, MAX_LEN, LAST_BITS, gather))?;
         input.finish_read(at, len, 0);
-        Poll::Ready(Ok((self.convert)(value)))
+        Poll::Ready(Ok(self.0.apply(value)))
     }
 }
