@@ -34,7 +34,7 @@ use std::io::{Cursor, Read};
 use std::task::Poll;
 use std::time::Duration;
 
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead};
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
 use clock::Clock;
@@ -63,25 +63,24 @@ fn requests(len: usize, size: usize) -> (usize, u64) {
     (n, (n * size) as u64)
 }
 
-async fn ours_read_bytes(data: &[u8], size: usize) {
-    let mut input = AsyncBufferedInput::with_capacity(WINDOW, Cursor::new(data));
+/// `read_bytes` of `size` from `input` in every whole request of `size` in `len` bytes.
+async fn read_bytes_loop<F: Fetch>(mut input: AsyncBufferedInput<F>, len: usize, size: usize) {
     let mut buf = vec![0u8; size];
-    for _ in 0..requests(data.len(), size).0 {
+    for _ in 0..requests(len, size).0 {
         input.read_bytes(&mut buf).await.unwrap();
         black_box(&buf);
     }
 }
 
+async fn ours_read_bytes(data: &[u8], size: usize) {
+    let input = AsyncBufferedInput::with_capacity(WINDOW, Cursor::new(data));
+    read_bytes_loop(input, data.len(), size).await;
+}
+
 async fn ours_positional(data: &bytes::Bytes, size: usize) {
-    let mut input = AsyncBufferedInput::with_capacity(
-        WINDOW,
-        PositionalFetch::new(MemorySource::new(data.clone())),
-    );
-    let mut buf = vec![0u8; size];
-    for _ in 0..requests(data.len(), size).0 {
-        input.read_bytes(&mut buf).await.unwrap();
-        black_box(&buf);
-    }
+    let fetch = PositionalFetch::new(MemorySource::new(data.clone()));
+    let input = AsyncBufferedInput::with_capacity(WINDOW, fetch);
+    read_bytes_loop(input, data.len(), size).await;
 }
 
 /// `read_bytes` of `size` through a 64 KiB window over read-ahead chunks of a source that
@@ -89,12 +88,8 @@ async fn ours_positional(data: &bytes::Bytes, size: usize) {
 async fn ours_read_ahead(source: &std::sync::Arc<abi_testkit::FailEvery>, size: usize) {
     let fetch =
         PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(4 << 20, 4));
-    let mut input = AsyncBufferedInput::with_capacity(64 << 10, fetch);
-    let mut buf = vec![0u8; size];
-    for _ in 0..requests(DATA_LEN, size).0 {
-        input.read_bytes(&mut buf).await.unwrap();
-        black_box(&buf);
-    }
+    let input = AsyncBufferedInput::with_capacity(64 << 10, fetch);
+    read_bytes_loop(input, DATA_LEN, size).await;
 }
 
 async fn ours_read_byte(data: &[u8]) {
