@@ -24,6 +24,12 @@ fn hostile_input(data: &[u8], cap: usize, cfg: HostileConfig) -> (Input, Arc<Hos
     (AsyncBufferedInput::with_capacity(cap, source), log)
 }
 
+/// The error of a `read_bytes` of `len` bytes, which must fail (`why` says why it should).
+async fn read_bytes_err(input: &mut Input, len: usize, why: &str) -> io::Error {
+    let mut buf = vec![0u8; len];
+    input.read_bytes(&mut buf).await.expect_err(why)
+}
+
 /// After a failed operation: `e` is the source's error of `kind` naming the position `at`,
 /// and the input is still at `at` with a window that holds `data`'s bytes.
 #[track_caller]
@@ -82,10 +88,7 @@ async fn short_reads_fill_windows_and_direct_reads() {
 #[tokio::test]
 async fn pending_between_calls_is_transparent() {
     let data = pattern_vec(30_000);
-    let cfg = HostileConfig {
-        pending: true,
-        ..Default::default()
-    };
+    let cfg = HostileConfig::pending();
     let (mut input, log) = hostile_input(&data, 1000, cfg);
     read_ok(&mut input, &data, 10, "pending").await;
     for (i, &expected) in data.iter().enumerate().take(2100).skip(10) {
@@ -121,11 +124,7 @@ async fn read_error_at_window_refill_then_recovery() {
     let (mut input, log) = hostile_input(&data, 64, cfg);
     read_ok(&mut input, &data, 1000, "direct read up to the error point").await;
     assert!(!log.read_error_fired.load(Ordering::SeqCst));
-    let mut buf = [0u8; 10];
-    let e = input
-        .read_bytes(&mut buf)
-        .await
-        .expect_err("the source fails at 1000");
+    let e = read_bytes_err(&mut input, 10, "the source fails at 1000").await;
     assert!(log.read_error_fired.load(Ordering::SeqCst));
     assert_failed_at(&input, &data, &e, HOSTILE_READ_ERROR, 1000, "refill error");
     read_ok(&mut input, &data, 10, "after recovery").await;
@@ -145,11 +144,7 @@ async fn read_error_in_the_middle_of_a_direct_read() {
     };
     let (mut input, log) = hostile_input(&data, 64, cfg);
     input.seek_to(123);
-    let mut buf = vec![0u8; 2000];
-    let e = input
-        .read_bytes(&mut buf)
-        .await
-        .expect_err("the source fails after 300 bytes");
+    let e = read_bytes_err(&mut input, 2000, "the source fails after 300 bytes").await;
     assert!(log.read_error_fired.load(Ordering::SeqCst));
     assert_failed_at(
         &input,
@@ -176,11 +171,7 @@ async fn read_error_in_the_middle_of_a_refill() {
     };
     let (mut input, _log) = hostile_input(&data, 1024, cfg);
     input.seek_to(777);
-    let mut buf = [0u8; 10];
-    let e = input
-        .read_bytes(&mut buf)
-        .await
-        .expect_err("fails after 5 bytes");
+    let e = read_bytes_err(&mut input, 10, "fails after 5 bytes").await;
     assert_failed_at(&input, &data, &e, HOSTILE_READ_ERROR, 777, "refill error");
     read_ok(&mut input, &data, 10, "retry").await;
     read_ok(&mut input, &data, 2000, "more").await;
@@ -297,10 +288,7 @@ async fn mid_read_error_fill_buf() {
 #[tokio::test]
 async fn seek_that_pends_completes() {
     let data = pattern_vec(50_000);
-    let cfg = HostileConfig {
-        pending: true,
-        ..Default::default()
-    };
+    let cfg = HostileConfig::pending();
     let (mut input, log) = hostile_input(&data, 256, cfg);
     for target in [40_000u64, 10, 30_000, 29_000, 0, 49_999] {
         input.seek_to(target);
@@ -319,16 +307,9 @@ async fn seek_that_pends_completes() {
 #[tokio::test]
 async fn initial_seek_fails_in_start_seek_then_recovers() {
     let data = pattern_vec(1000);
-    let cfg = HostileConfig {
-        fail_seek: Some((0, SeekFail::InStart)),
-        ..Default::default()
-    };
+    let cfg = HostileConfig::failing_seek(0, SeekFail::InStart);
     let (mut input, log) = hostile_input(&data, 64, cfg);
-    let mut buf = [0u8; 10];
-    let e = input
-        .read_bytes(&mut buf)
-        .await
-        .expect_err("initial seek fails");
+    let e = read_bytes_err(&mut input, 10, "initial seek fails").await;
     assert!(log.seek_error_fired.load(Ordering::SeqCst));
     assert_failed_at(&input, &data, &e, HOSTILE_SEEK_ERROR, 0, "initial seek");
     read_ok(&mut input, &data, 10, "after recovery").await;
@@ -341,8 +322,7 @@ async fn seek_fails_in_poll_complete_then_recovers() {
     let data = pattern_vec(20_000);
     let cfg = HostileConfig {
         pending: true,
-        fail_seek: Some((1, SeekFail::InComplete)),
-        ..Default::default()
+        ..HostileConfig::failing_seek(1, SeekFail::InComplete)
     };
     let (mut input, log) = hostile_input(&data, 64, cfg);
     read_ok(&mut input, &data, 10, "first").await;
@@ -361,15 +341,13 @@ async fn seek_fails_in_poll_complete_then_recovers() {
 async fn seek_fails_before_a_direct_read() {
     let data = pattern_vec(20_000);
     let cfg = HostileConfig {
-        fail_seek: Some((1, SeekFail::InStart)),
         short_reads: true,
-        ..Default::default()
+        ..HostileConfig::failing_seek(1, SeekFail::InStart)
     };
     let (mut input, _log) = hostile_input(&data, 64, cfg);
     read_ok(&mut input, &data, 10, "first").await;
     input.seek_to(12_345);
-    let mut buf = vec![0u8; 1000];
-    let e = input.read_bytes(&mut buf).await.expect_err("seek #1 fails");
+    let e = read_bytes_err(&mut input, 1000, "seek #1 fails").await;
     assert_failed_at(
         &input,
         &data,
@@ -388,9 +366,8 @@ async fn length_seek_fails_then_recovers() {
     let data = pattern_vec(7000);
     for fail in [SeekFail::InStart, SeekFail::InComplete] {
         let cfg = HostileConfig {
-            fail_seek: Some((1, fail)),
             pending: true,
-            ..Default::default()
+            ..HostileConfig::failing_seek(1, fail)
         };
         let (mut input, _log) = hostile_input(&data, 100, cfg);
         read_ok(&mut input, &data, 150, "first").await;
@@ -411,10 +388,7 @@ async fn length_seek_fails_then_recovers() {
 #[tokio::test]
 async fn async_seek_end_fails_then_recovers() {
     let data = pattern_vec(7000);
-    let cfg = HostileConfig {
-        fail_seek: Some((0, SeekFail::InComplete)),
-        ..Default::default()
-    };
+    let cfg = HostileConfig::failing_seek(0, SeekFail::InComplete);
     let (mut input, _log) = hostile_input(&data, 100, cfg);
     input.seek_to(42);
     let e = AsyncSeekExt::seek(&mut input, SeekFrom::End(-5))
@@ -495,10 +469,7 @@ async fn failed_end_seek_is_not_applied_by_the_next_seek() {
     let data = pattern_vec(72);
     for fail in [SeekFail::InStart, SeekFail::InComplete] {
         let ctx = format!("{fail:?}");
-        let cfg = HostileConfig {
-            fail_seek: Some((1, fail)),
-            ..Default::default()
-        };
+        let cfg = HostileConfig::failing_seek(1, fail);
         let (mut input, _log) = hostile_input(&data, 3, cfg);
         read_ok(&mut input, &data, 4, &ctx).await;
         let e = AsyncSeekExt::seek(&mut input, SeekFrom::End(0))

@@ -51,4 +51,20 @@ impl HostileConfig {
             ..Default::default()
         }
     }
+
+    /// `Pending` everywhere, no errors.
+    pub fn pending() -> Self {
+        HostileConfig {
+            pending: true,
+            ..Default::default()
+        }
+    }
+
+    /// The `k`-th seek (0-based) fails once, as `how` says; no other misbehaviour.
+    pub fn failing_seek(k: u64, how: SeekFail) -> Self {
+        HostileConfig {
+            fail_seek: Some((k, how)),
+            ..Default::default()
+        }
+    }
 }
