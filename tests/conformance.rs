@@ -50,19 +50,25 @@ fn memory(data: Vec<u8>) -> PositionalFetch<MemorySource> {
     PositionalFetch::new(MemorySource::new(data))
 }
 
-conformance_tests!(positional memory, memory);
-conformance_tests!(positional memory_read_ahead, |data: Vec<u8>| {
+/// [`memory`] with read-ahead chunks of 100 bytes, 3 at a time.
+fn memory_read_ahead(data: Vec<u8>) -> PositionalFetch<MemorySource> {
     memory(data).with_read_ahead(ReadAhead::new(100, 3))
-});
+}
+
+/// [`file_source`] with read-ahead chunks of 4 KiB, 4 at a time.
+fn file_read_ahead(data: Vec<u8>) -> PositionalFetch<FileSource> {
+    PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(4096, 4))
+}
+
+conformance_tests!(positional memory, memory);
+conformance_tests!(positional memory_read_ahead, memory_read_ahead);
 conformance_tests!(positional memory_read_ahead_depth_1, |data: Vec<u8>| {
     memory(data).with_read_ahead(ReadAhead::new(1, 1))
 });
 conformance_tests!(positional file, |data: Vec<u8>| PositionalFetch::new(
     file_source(data)
 ));
-conformance_tests!(positional file_read_ahead, |data: Vec<u8>| {
-    PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(4096, 4))
-});
+conformance_tests!(positional file_read_ahead, file_read_ahead);
 conformance_tests!(positional file_read_ahead_small_chunks, |data: Vec<u8>| {
     PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(77, 2))
 });
@@ -88,19 +94,13 @@ conformance_tests!(positional memory_fetch_clone, |data: Vec<u8>| memory(data).c
 // ----- slices and clones of inputs -----
 
 conformance_tests!(slice memory_slice, memory);
-conformance_tests!(slice memory_read_ahead_slice, |data: Vec<u8>| {
-    memory(data).with_read_ahead(ReadAhead::new(100, 3))
-});
-conformance_tests!(slice file_read_ahead_slice, |data: Vec<u8>| {
-    PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(4096, 4))
-});
+conformance_tests!(slice memory_read_ahead_slice, memory_read_ahead);
+conformance_tests!(slice file_read_ahead_slice, file_read_ahead);
 conformance_tests!(slice partly_at_hand_slice, |data: Vec<u8>| {
     PositionalFetch::new(PartlyAtHand::new(data, 4)).with_read_ahead(ReadAhead::new(300, 3))
 });
 conformance_tests!(clone memory_clone, memory);
-conformance_tests!(clone file_read_ahead_clone, |data: Vec<u8>| {
-    PositionalFetch::new(file_source(data)).with_read_ahead(ReadAhead::new(4096, 4))
-});
+conformance_tests!(clone file_read_ahead_clone, file_read_ahead);
 
 // ----- OpenDAL (feature `opendal`): its memory and fs services, no server needed -----
 
@@ -144,6 +144,14 @@ fn opendal_fs(data: Vec<u8>) -> async_buffered_input::source::OpendalSource {
     async_buffered_input::source::OpendalSource::with_length(operator, name, data.len() as u64)
 }
 
+/// [`opendal_fs`] with read-ahead chunks of 4 KiB, 4 at a time.
+#[cfg(feature = "opendal")]
+fn opendal_fs_read_ahead(
+    data: Vec<u8>,
+) -> PositionalFetch<async_buffered_input::source::OpendalSource> {
+    PositionalFetch::new(opendal_fs(data)).with_read_ahead(ReadAhead::new(4096, 4))
+}
+
 #[cfg(feature = "opendal")]
 conformance_tests!(positional opendal_memory, |data: Vec<u8>| PositionalFetch::new(
     opendal_memory(data)
@@ -153,17 +161,13 @@ conformance_tests!(positional opendal_memory_read_ahead, |data: Vec<u8>| {
     PositionalFetch::new(opendal_memory(data)).with_read_ahead(ReadAhead::new(300, 3))
 });
 #[cfg(feature = "opendal")]
-conformance_tests!(positional opendal_fs_read_ahead, |data: Vec<u8>| {
-    PositionalFetch::new(opendal_fs(data)).with_read_ahead(ReadAhead::new(4096, 4))
-});
+conformance_tests!(positional opendal_fs_read_ahead, opendal_fs_read_ahead);
 #[cfg(feature = "opendal")]
 conformance_tests!(slice opendal_memory_read_ahead_slice, |data: Vec<u8>| {
     PositionalFetch::new(opendal_memory(data)).with_read_ahead(ReadAhead::new(100, 3))
 });
 #[cfg(feature = "opendal")]
-conformance_tests!(clone opendal_fs_read_ahead_clone, |data: Vec<u8>| {
-    PositionalFetch::new(opendal_fs(data)).with_read_ahead(ReadAhead::new(4096, 4))
-});
+conformance_tests!(clone opendal_fs_read_ahead_clone, opendal_fs_read_ahead);
 
 // ----- a simulated slow link, under paused time -----
 
