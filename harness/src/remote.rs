@@ -1,7 +1,6 @@
 //! [`Remote`]: how a source's positional form is read as a remote store's: hedged reads
 //! (`--hedge`) and one request limiter (`--max-requests`), with counters for the report.
 
-use std::fmt;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,7 +15,7 @@ use crate::boxed::BoxPositionalSource;
 ///
 /// Every positional source a cell opens is wrapped; the counts of all of them add up in
 /// [`counts`](Self::counts), so a cell's share is the difference of two readings.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Remote {
     hedge: bool,
     limiter: Option<RequestLimiter>,
@@ -113,16 +112,6 @@ impl Remote {
             inner: Hedged::new(limited, policy),
             totals: Arc::clone(&self.totals),
         })
-    }
-}
-
-impl fmt::Debug for Remote {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Remote")
-            .field("hedge", &self.hedge)
-            .field("limiter", &self.limiter)
-            .field("counts", &self.counts())
-            .finish()
     }
 }
 
