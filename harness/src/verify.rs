@@ -306,16 +306,6 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-impl fmt::Debug for TaskVerifier {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TaskVerifier")
-            .field("task", &self.task)
-            .field("checksum", &self.checksum)
-            .field("mismatch", &self.mismatch)
-            .finish_non_exhaustive()
-    }
-}
-
 // ----- the verification passes -----
 
 /// A cell to verify, with everything its pass needs, owned, so that it can run on a worker
