@@ -3,7 +3,6 @@ use std::future::Future;
 use std::io;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -242,51 +241,45 @@ impl<S: PositionalSource> Hedged<S> {
         tracing::trace!(waited = ?started.elapsed(), "hedging a slow request");
         let hedge_started = Instant::now();
         let mut second = pin!(again());
-        // Each is polled until it answers; a failure waits for the other.
+        // Each is polled until it answers; a failure waits for the other. The first is done
+        // once it has failed (an answer returns), so `first_error` says whether it still runs.
         let mut first_error: Option<io::Error> = None;
-        let mut first_done = false;
         let mut second_done = false;
-        std::future::poll_fn(|cx| {
-            if !first_done {
-                if let Poll::Ready(result) = first.as_mut().poll(cx) {
-                    first_done = true;
-                    match result {
-                        Ok(data) => {
-                            self.record(started);
-                            return Poll::Ready(Ok(data));
-                        }
-                        Err(e) => first_error = Some(e),
+        loop {
+            tokio::select! {
+                biased;
+                result = &mut first, if first_error.is_none() => match result {
+                    Ok(data) => {
+                        self.record(started);
+                        return Ok(data);
                     }
-                }
-            }
-            if !second_done {
-                if let Poll::Ready(result) = second.as_mut().poll(cx) {
+                    Err(e) => first_error = Some(e),
+                },
+                result = &mut second, if !second_done => {
                     second_done = true;
                     match result {
                         Ok(data) => {
                             self.record(hedge_started);
                             self.hedges_won.fetch_add(1, Ordering::Relaxed);
                             metrics::hedge_won();
-                            return Poll::Ready(Ok(data));
+                            return Ok(data);
                         }
                         Err(e) => {
-                            if first_done {
-                                return Poll::Ready(Err(first_error.take().unwrap_or(e)));
+                            if let Some(first) = first_error.take() {
+                                return Err(first);
                             }
                             tracing::debug!(error = %e, "a hedge failed; waiting for the first request");
                         }
                     }
                 }
-            }
-            if first_done && second_done {
                 // Both failed; the first's error was kept (the second's is only logged).
-                return Poll::Ready(Err(first_error.take().unwrap_or_else(|| {
-                    io::Error::other("a hedged read failed with no error kept")
-                })));
+                else => {
+                    return Err(first_error.take().unwrap_or_else(|| {
+                        io::Error::other("a hedged read failed with no error kept")
+                    }))
+                }
             }
-            Poll::Pending
-        })
-        .await
+        }
     }
 }
 
