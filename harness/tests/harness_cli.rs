@@ -42,6 +42,14 @@ fn run(args: &[&str]) -> Output {
         .expect("the example runs")
 }
 
+/// Runs the example with `args` and asserts that it succeeded.
+#[track_caller]
+fn run_ok(args: &[&str]) -> Output {
+    let out = run(args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -162,8 +170,7 @@ const FIELDS: [&str; 46] = [
 fn json_has_one_object_per_row_with_every_field() {
     let mut args = SMALL.to_vec();
     args.push("--json");
-    let out = run(&args);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&args);
     let rows = rows(&out);
     // The write row, the limit row, 2 sizes x (4 readers with a window x 1 capacity + the
     // unbuffered one).
@@ -278,8 +285,7 @@ fn json_has_one_object_per_row_with_every_field() {
 
 #[test]
 fn the_default_output_is_a_table_and_the_temporary_file_is_deleted() {
-    let out = run(&SMALL);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&SMALL);
     let table = stdout(&out);
     assert!(
         table.starts_with("Throughput of 1 source: sequential reads, 1 task,"),
@@ -324,8 +330,7 @@ fn the_default_output_is_a_table_and_the_temporary_file_is_deleted() {
 #[test]
 fn the_default_sweep_fits_120_columns_and_ends_with_a_verdict() {
     // The default sizes and windows over a smaller file than the default's, in a short budget.
-    let out = run(&["--file-size", "256KiB", "--budget", "300ms"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&["--file-size", "256KiB", "--budget", "300ms"]);
     let text = stdout(&out);
     for line in text.lines() {
         assert!(
@@ -363,7 +368,7 @@ fn the_default_sweep_fits_120_columns_and_ends_with_a_verdict() {
 
     // --wide prints every column, the narrow table says which it left out.
     assert_contains(&text, "Not shown to fit 120 columns: bytes read, ");
-    let out = run(&[
+    let out = run_ok(&[
         "--file-size",
         "64KiB",
         "--sizes",
@@ -372,7 +377,6 @@ fn the_default_sweep_fits_120_columns_and_ends_with_a_verdict() {
         "4KiB",
         "--wide",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
     let wide = stdout(&out);
     let header = wide.lines().find(|l| l.starts_with("source ")).unwrap();
     common::assert_columns(
@@ -395,7 +399,7 @@ fn an_existing_file_is_timed_without_being_modified() {
     let path = dir.path().join("existing.bin");
     let data: Vec<u8> = (0..30_000u32).map(|i| (i * 7) as u8).collect();
     std::fs::write(&path, &data).unwrap();
-    let out = run(&[
+    let out = run_ok(&[
         "--path",
         path.to_str().unwrap(),
         "--sizes",
@@ -409,7 +413,6 @@ fn an_existing_file_is_timed_without_being_modified() {
         "none",
         "--json",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
     let rows = rows(&out);
     assert_eq!(rows.len(), 3, "the limit row and two cells");
     assert!(rows.iter().all(|c| c["bytes"] == 30_000));
@@ -430,7 +433,7 @@ fn an_existing_file_is_timed_without_being_modified() {
 fn write_creates_the_file_and_keeps_it() {
     let dir = temp_dir();
     let path = dir.path().join("new.bin");
-    let out = run(&[
+    let out = run_ok(&[
         "--path",
         path.to_str().unwrap(),
         "--write",
@@ -445,7 +448,6 @@ fn write_creates_the_file_and_keeps_it() {
         "--readers",
         "buffered",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("Wrote a file of 10000 bytes in "),
         "{}",
@@ -489,8 +491,7 @@ fn several_paths_make_one_table_and_one_chart() {
     ];
     args.extend(common.iter().map(ToString::to_string));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&args);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&args);
     let table = stdout(&out);
     assert!(table.starts_with("Throughput of 2 sources:"), "{table}");
     assert_count(&table, "  Wrote a file of 40960 bytes in ", 2);
@@ -552,8 +553,7 @@ fn patterns_tasks_and_seeds() {
         "buffered,unbuffered",
         "--json",
     ]);
-    let out = run(&args);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&args);
     let rows = rows(&out);
     let cells = cells(&rows);
     // 2 patterns x 2 task counts x 2 sizes x 2 readers.
@@ -611,8 +611,7 @@ fn term_lookups_with_many_tasks() {
         "none",
         "--json",
     ];
-    let out = run(&args);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&args);
     let rows = rows(&out);
     let limit = rows.iter().find(|r| r["row"] == "limit").unwrap();
     assert!(limit["bytes_fetched_per_byte_used"].is_null(), "{limit}");
@@ -649,8 +648,7 @@ fn term_lookups_with_many_tasks() {
 
 #[test]
 fn readers_none_is_the_classic_test() {
-    let out = run(&["--file-size", "1MiB", "--readers", "none"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&["--file-size", "1MiB", "--readers", "none"]);
     let table = stdout(&out);
     assert_contains(&table, "  Wrote a file of 1048576 bytes in ");
     assert_contains(&table, "  Read a file of 1048576 bytes in ");
@@ -661,7 +659,7 @@ fn readers_none_is_the_classic_test() {
 fn a_simulated_link_and_a_plot() {
     let dir = temp_dir();
     let svg = dir.path().join("plot.svg");
-    let out = run(&[
+    let out = run_ok(&[
         "--file-size",
         "16KiB",
         "--sizes",
@@ -680,7 +678,6 @@ fn a_simulated_link_and_a_plot() {
         "--plot",
         svg.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
     let rows = rows(&out);
     assert!(
         rows[0]["source"]
@@ -858,8 +855,7 @@ fn page_cache_reads_can_be_turned_off() {
             "--page-cache-reads",
             value,
         ]);
-        let out = run(&args);
-        assert!(out.status.success(), "{}", stderr(&out));
+        let out = run_ok(&args);
         let table = stdout(&out);
         let source_line = table
             .lines()
@@ -908,8 +904,7 @@ fn read_ahead_is_size_x_depth() {
         "16KiB x 2",
         "--json",
     ]);
-    let out = run(&args);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_ok(&args);
     let rows = rows(&out);
     let cells = cells(&rows);
     assert_eq!(cells.len(), 2);
@@ -931,7 +926,7 @@ fn a_file_url_is_a_local_file() {
     let path = dir.path().join("url file.bin");
     let url = format!("file://{}", path.display()).replace(' ', "%20");
     // --write works on a file:// URL as on a path.
-    let out = run(&[
+    let out = run_ok(&[
         "--path",
         &url,
         "--write",
@@ -946,7 +941,6 @@ fn a_file_url_is_a_local_file() {
         "none",
         "--json",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read(&path).unwrap(), pattern(20_000));
     let rows = rows(&out);
     assert_eq!(cells(&rows).len(), 5, "every reader");
@@ -958,7 +952,7 @@ fn a_file_url_is_a_local_file() {
         }
     }
     // And read as it is without --write.
-    let out = run(&[
+    let out = run_ok(&[
         "--path",
         &url,
         "--sizes",
@@ -968,7 +962,6 @@ fn a_file_url_is_a_local_file() {
         "--slow-budget",
         "none",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("verified: 5 cells and 1 limit row"),
         "{}",
