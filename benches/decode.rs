@@ -31,7 +31,7 @@ use std::io::Cursor;
 use std::time::Duration;
 
 use abi_testkit::XorShift64;
-use async_buffered_input::fetch::StreamFetch;
+use async_buffered_input::StreamFetch;
 use async_buffered_input::{AsyncBufferedInput, WindowView};
 use bytes::Buf;
 use clock::Clock;

@@ -17,13 +17,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use abi_testkit::XorShift64;
-use async_buffered_input::directory::Directory;
-use async_buffered_input::fetch::PositionalFetch;
+use async_buffered_input::lucene::Directory;
 use async_buffered_input::object_store::memory::InMemory;
 use async_buffered_input::object_store::path::Path as StorePath;
 use async_buffered_input::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use async_buffered_input::source::{DynSource, FileSource, MemorySource, ObjectStoreSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::PositionalFetch;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const FILE_LEN: usize = 4 << 20;
@@ -47,7 +47,7 @@ fn offsets() -> Vec<u64> {
         .collect()
 }
 
-async fn sequential_u32<F: async_buffered_input::fetch::Fetch>(input: &mut AsyncBufferedInput<F>) {
+async fn sequential_u32<F: async_buffered_input::Fetch>(input: &mut AsyncBufferedInput<F>) {
     input.seek_to(0);
     let mut sum = 0u32;
     for _ in 0..FILE_LEN / 4 {
@@ -56,7 +56,7 @@ async fn sequential_u32<F: async_buffered_input::fetch::Fetch>(input: &mut Async
     black_box(sum);
 }
 
-async fn random_reads<F: async_buffered_input::fetch::Fetch>(
+async fn random_reads<F: async_buffered_input::Fetch>(
     input: &mut AsyncBufferedInput<F>,
     offsets: &[u64],
 ) {

@@ -34,9 +34,9 @@ use std::io::{Cursor, Read};
 use std::task::Poll;
 use std::time::Duration;
 
-use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead};
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{Fetch, PositionalFetch, ReadAhead};
 use clock::Clock;
 use criterion::{BenchmarkId, Criterion, Throughput};
 use tokio::io::{AsyncReadExt, BufReader};

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use abi_testkit::XorShift64;
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::FileSource;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tokio::io::AsyncReadExt;
 

@@ -30,8 +30,8 @@ use std::io::{BufRead, Cursor, Read, Seek, SeekFrom};
 use std::time::Duration;
 
 use abi_testkit::XorShift64;
-use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::StreamFetch;
 use clock::Clock;
 use criterion::{BenchmarkId, Criterion, Throughput};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, BufReader};

@@ -6,9 +6,10 @@
 
 use std::time::Duration;
 
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
-use async_buffered_input::source::{MemorySource, SlowLink};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 

@@ -33,9 +33,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use abi_testkit::{splitmix64, Zipf};
-use async_buffered_input::fetch::PositionalFetch;
-use async_buffered_input::source::{BlockCache, Cached, MemorySource, PositionalSource, SlowLink};
+use async_buffered_input::cache::{BlockCache, Cached};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::PositionalFetch;
 use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncSeekExt, BufReader};
 

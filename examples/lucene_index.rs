@@ -32,8 +32,8 @@
 use std::io;
 use std::process::ExitCode;
 
-use async_buffered_input::codec;
-use async_buffered_input::directory::Directory;
+use async_buffered_input::lucene::codec;
+use async_buffered_input::lucene::Directory;
 use async_buffered_input::lucene::{verify_commit, SegmentInfos};
 
 #[tokio::main]

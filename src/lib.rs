@@ -26,23 +26,23 @@
 //! # The modules
 //!
 //! - the crate root: [`AsyncBufferedInput`], the window and every read; [`WindowView`], a
-//!   synchronous view of the window for decoding without an `.await` per value;
-//!   [`InputError`], what its errors carry; [`CorruptError`], what corruption errors carry;
-//!   [`Stats`], what it asked of its source; [`MemoryBudget`], one byte budget for the
-//!   read-ahead of many inputs and a block cache;
-//! - [`codec`]: Lucene's `CodecUtil` framing (headers, footers, whole-file verification);
-//! - [`fetch`]: the seam between the window and the source, "the bytes at this offset" and "the
-//!   length": [`StreamFetch`](fetch::StreamFetch) over any `AsyncRead + AsyncSeek`,
-//!   [`PositionalFetch`](fetch::PositionalFetch) over a positional source, with
-//!   [`ReadAhead`](fetch::ReadAhead);
-//! - [`directory`]: a folder, URL prefix or object store location whose files open by name,
-//!   as Lucene's `Directory`;
-//! - [`lucene`]: Lucene's commit (`segments_N`), segment infos (`.si`) and compound files
-//!   (`.cfs`/`.cfe`);
-//! - [`source`]: positional sources, which serve byte ranges with no cursor: a local file,
-//!   memory, a simulated slow link, and object stores (feature `object-store`);
+//!   synchronous view of the window for decoding without an `.await` per value; the seam to
+//!   the source ([`Fetch`]: [`StreamFetch`] over any `AsyncRead + AsyncSeek`,
+//!   [`PositionalFetch`] over a positional source, with [`ReadAhead`]); [`InputError`],
+//!   [`CorruptError`] and [`SourceError`], what errors carry; [`Stats`] and [`StatsGroup`],
+//!   what inputs asked of their sources; [`MemoryBudget`], one byte budget for the read-ahead
+//!   of many inputs and a block cache;
+//! - [`source`]: positional sources, bytes at an offset: a local file, memory, object stores
+//!   (feature `object-store`), OpenDAL services (feature `opendal`);
+//! - [`layer`]: sources that wrap a source: retries, hedging, a request limit, deadlines, a
+//!   simulated link;
+//! - `cache` (feature `cache`): a block cache shared by inputs, with a disk tier (feature
+//!   `disk-cache`);
+//! - [`lucene`]: Lucene's codec framing, a [`Directory`](lucene::Directory) whose files open
+//!   by name, commits (`segments_N`), segment infos (`.si`) and compound files (`.cfs`/`.cfe`);
 //! - [`interop`]: an input as `futures-io`'s `AsyncRead`/`AsyncBufRead`/`AsyncSeek` and as a
-//!   `Stream` of `Bytes` chunks.
+//!   `Stream` of `Bytes` chunks;
+//! - [`metrics`]: the names of the exported metrics (feature `metrics`).
 //!
 //! A stream (`tokio::fs::File`, `Cursor`) goes straight into
 //! [`AsyncBufferedInput::new`]. A positional source goes through a `PositionalFetch`, which
@@ -50,9 +50,8 @@
 //! sliced:
 //!
 //! ```
-//! use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 //! use async_buffered_input::source::MemorySource;
-//! use async_buffered_input::AsyncBufferedInput;
+//! use async_buffered_input::{AsyncBufferedInput, PositionalFetch, ReadAhead};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> std::io::Result<()> {
@@ -68,17 +67,14 @@
 //!
 //! Each module uses only the modules below it:
 //!
-//! 1. `error`, [`Stats`] (and [`StatsGroup`]), [`MemoryBudget`] and [`metrics`]: what the
-//!    others share (errors and their context, counters, one byte budget for the read-ahead and
-//!    the block cache, the names of the exported metrics);
+//! 1. `error`, `stats` (with [`metrics`]) and [`MemoryBudget`]: what the others share (errors
+//!    and their context, counters, one byte budget for the read-ahead and the block cache);
 //! 2. [`source`]: positional sources, bytes at an offset;
-//! 3. [`fetch`]: the seam, which turns a stream or a positional source into "the bytes at
-//!    this offset" and "the length";
-//! 4. `input`: [`AsyncBufferedInput`], the window over a fetcher, and every read on it; beside
-//!    it [`directory`] (inputs opened by name over one shared source) and [`interop`]
-//!    (futures-io and `Stream` adapters);
-//! 5. [`codec`]: Lucene's file framing, read through an input;
-//! 6. [`lucene`]: commits and compound files, over a directory and the codec.
+//! 3. [`layer`] and `cache`: sources over sources;
+//! 4. `input`: [`AsyncBufferedInput`], the window over a fetcher ([`Fetch`], which turns a
+//!    stream or a positional source into "the bytes at this offset" and "the length"), every
+//!    read on it, and [`interop`];
+//! 5. [`lucene`]: the codec, directories, commits and compound files, read through inputs.
 //!
 //! # Unsafe code
 //!
@@ -88,7 +84,7 @@
 //! std on every sequence of up to three bytes and on random and mutated strings. Everything
 //! else, including the page cache reads (through `rustix`), is safe code.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![deny(unsafe_code)] // one exception, reviewed: `input/utf8.rs`
+#![deny(unsafe_code)] // one exception, reviewed: `input/decode/utf8.rs`
 #![warn(
     missing_docs,
     missing_debug_implementations,
@@ -96,20 +92,20 @@
     rust_2018_idioms
 )]
 
-pub mod codec;
-pub mod directory;
+#[cfg(feature = "cache")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
+pub mod cache;
 mod error;
-pub mod fetch;
 mod input;
-pub mod interop;
+pub mod layer;
 pub mod lucene;
 mod memory_budget;
-pub mod metrics;
 pub mod source;
 mod stats;
-mod stats_group;
 
-pub use error::{CorruptError, InputError};
+pub use error::{CorruptError, InputError, SourceError};
+pub use input::fetch::{Fetch, IntoFetch, PositionalFetch, ReadAhead, StreamFetch};
+pub use input::interop;
 pub use input::{AsyncBufferedInput, WindowView};
 pub use memory_budget::MemoryBudget;
 /// The `object_store` crate this crate's object store support is built on, so that a user can
@@ -117,8 +113,8 @@ pub use memory_budget::MemoryBudget;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use object_store;
-pub use stats::Stats;
-pub use stats_group::StatsGroup;
+pub use stats::metrics;
+pub use stats::{Stats, StatsGroup};
 
 /// The README's example, compiled and run by `cargo test` as a doctest (not part of the API:
 /// this item exists only when rustdoc collects doctests).

@@ -8,8 +8,8 @@ use std::sync::Arc;
 /// A bound on the bytes that the read-ahead of many inputs may hold at once: chunks requested,
 /// received and not yet consumed, and the buffers of reads at hand.
 ///
-/// Give one budget to the [`PositionalFetch`](crate::fetch::PositionalFetch)es of every input of a
-/// service ([`with_budget`](crate::fetch::PositionalFetch::with_budget); clones and slices share
+/// Give one budget to the [`PositionalFetch`](crate::PositionalFetch)es of every input of a
+/// service ([`with_budget`](crate::PositionalFetch::with_budget); clones and slices share
 /// their parent's). A fetcher reserves a chunk's bytes before it requests the chunk and gives
 /// them back when the chunk is consumed or dropped. One that cannot get budget for its first
 /// chunk reads without read-ahead (each read one request for what it asks) rather than wait:
@@ -25,7 +25,7 @@ use std::sync::Arc;
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
+/// use async_buffered_input::{PositionalFetch, ReadAhead};
 /// use async_buffered_input::MemoryBudget;
 /// use async_buffered_input::source::MemorySource;
 /// use async_buffered_input::AsyncBufferedInput;

@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
-use async_buffered_input::source::{
-    BlockCache, BlockCacheStats, Cached, MemorySource, PositionalSource, SlowLink,
-};
+use async_buffered_input::cache::{BlockCache, BlockCacheStats, Cached};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
 use tokio::sync::watch;
 

@@ -13,8 +13,8 @@ use std::io::SeekFrom;
 use std::sync::atomic::Ordering;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::StreamFetch;
 use common::*;
 use tokio::io::AsyncSeekExt;
 use tokio_test::task::spawn;

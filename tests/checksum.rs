@@ -9,10 +9,10 @@ use std::io::{Cursor, ErrorKind, SeekFrom};
 
 use abi_testkit::poll_once_then_drop as poll_once;
 use abi_testkit::*;
-use async_buffered_input::codec;
-use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead};
+use async_buffered_input::lucene::codec;
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::{AsyncBufferedInput, CorruptError};
+use async_buffered_input::{Fetch, PositionalFetch, ReadAhead};
 use bytes::Buf;
 use proptest::prelude::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};

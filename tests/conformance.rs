@@ -14,9 +14,10 @@ use std::io::{Cursor, ErrorKind};
 use std::time::Duration;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
-use async_buffered_input::source::{FileSource, MemorySource, SlowLink};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::{FileSource, MemorySource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use common::*;
 
 // ----- streams -----

@@ -3,7 +3,7 @@
 use std::io::{Cursor, ErrorKind};
 
 use abi_testkit::{Hostile, HostileConfig};
-use async_buffered_input::fetch::Fetch;
+use async_buffered_input::Fetch;
 use async_buffered_input::{AsyncBufferedInput, InputError};
 
 const CAPACITIES: [usize; 6] = [1, 2, 5, 8, 13, 4096];

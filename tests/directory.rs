@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use abi_testkit::pattern_vec;
-use async_buffered_input::directory::Directory;
-use async_buffered_input::fetch::{MemoryBudget, ReadAhead};
+use async_buffered_input::lucene::Directory;
 use async_buffered_input::source::DynSource;
+use async_buffered_input::{MemoryBudget, ReadAhead};
 
 /// A folder with three files of different lengths and a sub-folder.
 fn folder() -> tempfile::TempDir {
@@ -121,7 +121,7 @@ async fn its_inputs_share_the_settings_and_the_layer() {
 #[cfg(feature = "cache")]
 #[tokio::test]
 async fn a_cache_is_shared_by_the_files_it_opens() {
-    use async_buffered_input::source::BlockCache;
+    use async_buffered_input::cache::BlockCache;
     let tmp = folder();
     let cache = BlockCache::with_block_size(1 << 20, 4096);
     let dir = Directory::local(tmp.path())
@@ -183,9 +183,9 @@ mod object_store_backend {
     /// once: `known_length` answers before any read, for the input, its clones and slices.
     #[tokio::test]
     async fn an_opened_object_s_length_is_known_at_once() {
-        use async_buffered_input::fetch::PositionalFetch;
         use async_buffered_input::source::ObjectStoreSource;
         use async_buffered_input::AsyncBufferedInput;
+        use async_buffered_input::PositionalFetch;
         let store = store().await;
         let source = ObjectStoreSource::open(store.clone(), Path::from("idx/b.bin"), "mem:b.bin")
             .await

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use abi_testkit::*;
-use async_buffered_input::source::{
-    BlockCache, BlockCacheStats, Cached, DiskTier, MemorySource, PositionalSource, SlowLink,
-};
+use async_buffered_input::cache::{BlockCache, BlockCacheStats, Cached, DiskTier};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::{MemorySource, PositionalSource};
 
 /// The name the test sources' blocks are kept under.
 const NAME: &str = "test://segment_1.cfs";

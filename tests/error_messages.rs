@@ -6,10 +6,10 @@ use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use abi_testkit::causes as chain;
-use async_buffered_input::fetch::PositionalFetch;
-use async_buffered_input::source::{
-    FileSource, MemorySource, PositionalSource, RetryPolicy, Retrying, SourceError,
-};
+use async_buffered_input::layer::{RetryPolicy, Retrying};
+use async_buffered_input::source::{FileSource, MemorySource, PositionalSource};
+use async_buffered_input::PositionalFetch;
+use async_buffered_input::SourceError;
 use async_buffered_input::{AsyncBufferedInput, InputError};
 use bytes::Bytes;
 

@@ -8,10 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use async_buffered_input::source::{
-    Deadline, HedgePolicy, Hedged, MemorySource, PositionalSource, RetryPolicy, Retrying,
-    SourceError,
-};
+use async_buffered_input::layer::{Deadline, HedgePolicy, Hedged, RetryPolicy, Retrying};
+use async_buffered_input::source::{MemorySource, PositionalSource};
+use async_buffered_input::SourceError;
 use bytes::Bytes;
 use tokio::time::Instant;
 

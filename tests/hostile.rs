@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::StreamFetch;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::StreamFetch;
 use common::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 

@@ -5,10 +5,10 @@
 use std::io::{self, ErrorKind, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::interop::BytesStream;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
 use futures::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 use futures::stream::{FusedStream, StreamExt, TryStreamExt};

@@ -5,7 +5,7 @@ use std::io::{Cursor, SeekFrom};
 use std::sync::Arc;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::StreamFetch;
+use async_buffered_input::StreamFetch;
 use async_buffered_input::{AsyncBufferedInput, Stats};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 

@@ -15,7 +15,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_buffered_input::directory::Directory;
+use async_buffered_input::lucene::Directory;
 use async_buffered_input::lucene::{verify_commit, CompoundDirectory, SegmentInfos};
 use servers::Nginx;
 
@@ -218,7 +218,7 @@ async fn a_compound_file_is_a_directory_of_its_sub_files() {
             entry.name
         );
         // Each sub-file is a Lucene file of its own, with its own footer.
-        async_buffered_input::codec::checksum_entire_file(&mut sub)
+        async_buffered_input::lucene::codec::checksum_entire_file(&mut sub)
             .await
             .unwrap();
     }

@@ -8,8 +8,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Cursor;
 use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 
-use async_buffered_input::fetch::ReadAhead;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::ReadAhead;
 
 struct Counting;
 
@@ -197,9 +197,9 @@ impl async_buffered_input::source::PositionalSource for Allocating {
 async fn open_many(
     n: usize,
     source: &std::sync::Arc<Allocating>,
-    budget: Option<&async_buffered_input::fetch::MemoryBudget>,
-) -> Vec<AsyncBufferedInput<async_buffered_input::fetch::PositionalFetch<Allocating>>> {
-    use async_buffered_input::fetch::PositionalFetch;
+    budget: Option<&async_buffered_input::MemoryBudget>,
+) -> Vec<AsyncBufferedInput<async_buffered_input::PositionalFetch<Allocating>>> {
+    use async_buffered_input::PositionalFetch;
     let mut inputs = Vec::with_capacity(n);
     for _ in 0..n {
         let mut fetch =
@@ -226,8 +226,8 @@ async fn open_many(
 /// than wait. Without a budget, the same inputs hold a read-ahead's first chunks each.
 #[tokio::test(flavor = "current_thread")]
 async fn ten_thousand_inputs_stay_within_their_windows_and_the_budget() {
-    use async_buffered_input::fetch::MemoryBudget;
     use async_buffered_input::source::MemorySource;
+    use async_buffered_input::MemoryBudget;
     let _turn = ONE_AT_A_TIME.lock().await;
     let data: Vec<u8> = (0..4u64 << 20).map(|i| (i * 7 % 251) as u8).collect();
     let source = std::sync::Arc::new(Allocating(MemorySource::new(data)));
@@ -286,8 +286,9 @@ async fn ten_thousand_inputs_stay_within_their_windows_and_the_budget() {
 #[cfg(feature = "cache")]
 #[tokio::test(flavor = "current_thread")]
 async fn ten_thousand_inputs_and_a_block_cache_share_one_budget() {
-    use async_buffered_input::fetch::{MemoryBudget, PositionalFetch};
-    use async_buffered_input::source::{BlockCache, Cached, MemorySource};
+    use async_buffered_input::cache::{BlockCache, Cached};
+    use async_buffered_input::source::MemorySource;
+    use async_buffered_input::{MemoryBudget, PositionalFetch};
     use std::sync::Arc;
     let _turn = ONE_AT_A_TIME.lock().await;
     const LEN: u64 = 64 << 20;
@@ -360,8 +361,8 @@ async fn ten_thousand_inputs_and_a_block_cache_share_one_budget() {
 #[tokio::test(flavor = "current_thread")]
 async fn at_the_end_no_chunks_even_when_the_length_was_not_known() {
     let _turn = ONE_AT_A_TIME.lock().await; // the others count what this allocates
-    use async_buffered_input::fetch::{MemoryBudget, PositionalFetch};
     use async_buffered_input::source::MemorySource;
+    use async_buffered_input::{MemoryBudget, PositionalFetch};
     const CHUNK: usize = 4096;
     // Reads through the window (which refills past the end: that finds it), and reads straight
     // into the caller's buffer, which stop where they end.
@@ -405,8 +406,8 @@ async fn at_the_end_no_chunks_even_when_the_length_was_not_known() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_input_keeps_its_bound_and_nothing_after_release() {
     let _turn = ONE_AT_A_TIME.lock().await; // the others count what this allocates
-    use async_buffered_input::fetch::{MemoryBudget, PositionalFetch};
     use async_buffered_input::source::MemorySource;
+    use async_buffered_input::{MemoryBudget, PositionalFetch};
     let len = 1 << 20;
     let data: Vec<u8> = (0..len as u64).map(|i| (i * 7 % 251) as u8).collect();
     let source = std::sync::Arc::new(Allocating(MemorySource::new(data)));

@@ -5,11 +5,11 @@ use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use async_buffered_input::metrics as names;
-use async_buffered_input::source::{
-    Deadline, HedgePolicy, Hedged, MemorySource, PositionalSource, RequestLimiter, RetryPolicy,
-    Retrying,
+use async_buffered_input::layer::{
+    Deadline, HedgePolicy, Hedged, RequestLimiter, RetryPolicy, Retrying,
 };
+use async_buffered_input::metrics as names;
+use async_buffered_input::source::{MemorySource, PositionalSource};
 use bytes::Bytes;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
@@ -160,10 +160,10 @@ fn values(snapshotter: &Snapshotter) -> std::collections::HashMap<(String, Strin
 async fn read_blocks(
     data: &[u8],
     bs: usize,
-    cache: &async_buffered_input::source::BlockCache,
+    cache: &async_buffered_input::cache::BlockCache,
     blocks: std::ops::Range<usize>,
 ) {
-    let source = async_buffered_input::source::Cached::with_key(
+    let source = async_buffered_input::cache::Cached::with_key(
         MemorySource::new(data.to_vec()),
         cache.clone(),
         "b",
@@ -177,7 +177,7 @@ async fn read_blocks(
 #[cfg(feature = "disk-cache")]
 #[test]
 fn cache_tiers_are_counted() {
-    use async_buffered_input::source::{BlockCache, DiskTier};
+    use async_buffered_input::cache::{BlockCache, DiskTier};
 
     let dir = tempfile::tempdir().unwrap();
     let bs = 4096;

@@ -25,9 +25,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use abi_testkit::poll_once_then_drop as poll_once;
 use abi_testkit::*;
-use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
 use bytes::Bytes;
 use common::*;
 use proptest::prelude::*;

@@ -37,9 +37,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use abi_testkit::chain;
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::ObjectStoreSource;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
 use fault_proxy::{Fault, FaultKind, FaultProxy, Faulted, Request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use abi_testkit::pattern_vec;
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{OpendalSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use fault_proxy::{Fault, FaultKind, FaultProxy, Request};
 use servers::Nginx;
 

@@ -6,8 +6,8 @@ use std::io::ErrorKind;
 use std::sync::Arc;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 
 /// The windows the case runs through: every size from 1 to 160 bytes, and the powers
 /// of two up to 64 KiB.

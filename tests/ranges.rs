@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::PositionalFetch;
-use async_buffered_input::source::{MemorySource, SlowLink};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::PositionalFetch;
 
 #[tokio::test]
 async fn ranges_come_back_whole_in_the_order_asked() {

@@ -5,9 +5,10 @@ use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
-use async_buffered_input::source::{Limited, MemorySource, PositionalSource, RequestLimiter};
+use async_buffered_input::layer::{Limited, RequestLimiter};
+use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
 
 /// A source that records how many of its requests run at once, and the most ever.
@@ -212,7 +213,7 @@ async fn bytes_at_hand_never_wait() {
 #[cfg(feature = "cache")]
 mod cached {
     use super::*;
-    use async_buffered_input::source::{BlockCache, Cached};
+    use async_buffered_input::cache::{BlockCache, Cached};
 
     /// Cache hits never take a turn: after one read fills the cache, a second read makes no
     /// request, even with every turn taken.

@@ -5,9 +5,9 @@ use std::io::{Cursor, ErrorKind};
 use std::sync::Arc;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::PositionalFetch;
 
 #[tokio::test]
 async fn open_reads_positionally_knows_the_length_and_names_the_path() {
@@ -159,9 +159,9 @@ async fn unnamed_inputs_are_described() {
     let counting = CountingPositional::new(MemorySource::new(vec![0u8; 4]));
     let input = AsyncBufferedInput::new(PositionalFetch::new(counting));
     assert_eq!(input.resource(), "positional source");
-    let retrying = async_buffered_input::source::Retrying::new(
+    let retrying = async_buffered_input::layer::Retrying::new(
         MemorySource::new(vec![0u8; 9]),
-        async_buffered_input::source::RetryPolicy::new(3),
+        async_buffered_input::layer::RetryPolicy::new(3),
     );
     let input = AsyncBufferedInput::new(PositionalFetch::new(retrying));
     assert_eq!(input.resource(), "memory (9 bytes)");

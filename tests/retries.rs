@@ -14,9 +14,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
-use async_buffered_input::source::{MemorySource, PositionalSource, RetryPolicy, Retrying};
+use async_buffered_input::layer::{RetryPolicy, Retrying};
+use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::{AsyncBufferedInput, InputError};
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
 
 /// A source that fails a seeded fifth of its requests with `kind`, and counts the requests

@@ -4,9 +4,10 @@
 
 use std::io::Cursor;
 
-use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
-use async_buffered_input::source::{FileSource, MemorySource, SlowLink};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::{FileSource, MemorySource};
 use async_buffered_input::{AsyncBufferedInput, InputError, Stats};
+use async_buffered_input::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek};
 
 type FileStream = AsyncBufferedInput<StreamFetch<tokio::fs::File>>;

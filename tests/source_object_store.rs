@@ -24,9 +24,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use abi_testkit::{chain, value_of, Rng};
-use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead};
 use async_buffered_input::source::{ObjectStoreSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{Fetch, PositionalFetch, ReadAhead};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const THIS: &str = "tests/source_object_store.rs";

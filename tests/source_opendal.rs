@@ -21,9 +21,10 @@ use std::io::ErrorKind;
 use std::time::Duration;
 
 use abi_testkit::{chain, pattern_vec, Rng};
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
-use async_buffered_input::source::{OpendalSource, PositionalSource, RetryPolicy, Retrying};
+use async_buffered_input::layer::{RetryPolicy, Retrying};
+use async_buffered_input::source::{OpendalSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 
 /// An in-memory operator holding `data` at `path`, and the source of that file.
 async fn memory_with(path: &str, data: &[u8]) -> (opendal::Operator, OpendalSource) {

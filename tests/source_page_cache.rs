@@ -12,9 +12,9 @@ mod common;
 use std::sync::Arc;
 
 use abi_testkit::{pattern_vec, CountingPositional};
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::{FileSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use common::temp_std_file;
 
 fn cached_file(data: &[u8]) -> FileSource {

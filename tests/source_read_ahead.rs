@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use abi_testkit::{chain, input_error, pattern_vec};
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
-use async_buffered_input::source::{MemorySource, PositionalSource, SlowLink};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
 use tokio::io::AsyncSeekExt;
 use tokio::time::Instant;
@@ -630,7 +631,7 @@ async fn adaptive_read_ahead_is_close_to_its_largest_fixed_shape_on_a_slow_link(
 /// it takes budget once some is given back, and gives back all it took.
 #[tokio::test(start_paused = true)]
 async fn without_budget_an_input_reads_on_without_read_ahead() {
-    use async_buffered_input::fetch::MemoryBudget;
+    use async_buffered_input::MemoryBudget;
     let budget = MemoryBudget::new(ReadAhead::INITIAL_CHUNK_SIZE * ReadAhead::INITIAL_DEPTH);
     let logged = |len| {
         PositionalFetch::new(Logged {

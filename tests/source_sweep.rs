@@ -9,9 +9,10 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use abi_testkit::{pattern_vec, PartlyAtHand, Rng};
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
-use async_buffered_input::source::{FileSource, MemorySource, PositionalSource, SlowLink};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::{FileSource, MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, ReadAhead};
 use common::temp_std_file;
 
 /// A file holding `data` (written to cargo's `target/tmp` and unlinked at once; the open

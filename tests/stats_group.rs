@@ -4,9 +4,9 @@
 use std::io::Cursor;
 
 use abi_testkit::{pattern_vec, Rng};
-use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::{AsyncBufferedInput, Stats, StatsGroup};
+use async_buffered_input::{PositionalFetch, ReadAhead};
 
 type Input = AsyncBufferedInput<PositionalFetch<MemorySource>>;
 

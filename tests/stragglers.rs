@@ -18,7 +18,8 @@ mod fault_proxy;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_buffered_input::source::{HedgePolicy, Hedged, ObjectStoreSource, PositionalSource};
+use async_buffered_input::layer::{HedgePolicy, Hedged};
+use async_buffered_input::source::{ObjectStoreSource, PositionalSource};
 use fault_proxy::{Delay, FaultProxy};
 
 fn env(name: &str) -> String {

@@ -5,9 +5,9 @@
 use std::io::{Cursor, ErrorKind};
 
 use abi_testkit::*;
-use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead};
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{Fetch, PositionalFetch, ReadAhead};
 use bytes::Buf;
 
 fn write_vint(out: &mut Vec<u8>, mut v: u64) {

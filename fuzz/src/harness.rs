@@ -17,8 +17,8 @@ use std::future::Future;
 use std::io::{self, ErrorKind, SeekFrom};
 use std::sync::atomic::Ordering;
 
-use async_buffered_input::fetch::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
 use async_buffered_input::{AsyncBufferedInput, InputError, Stats, WindowView};
+use async_buffered_input::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
 use bytes::{Buf, Bytes};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 

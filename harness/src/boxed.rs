@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use async_buffered_input::fetch::PositionalFetch;
 use async_buffered_input::source::{DynSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::PositionalFetch;
 use tokio::io::{AsyncRead, AsyncSeek};
 
 /// A source the harness can time: readable, seekable, movable between tasks.

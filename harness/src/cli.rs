@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use async_buffered_input::fetch::ReadAhead;
+use async_buffered_input::ReadAhead;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 

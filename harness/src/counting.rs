@@ -91,9 +91,9 @@ impl fmt::Debug for StreamCounts {
 mod tests {
     use super::*;
     use abi_testkit::CountingPositional;
-    use async_buffered_input::fetch::{PositionalFetch, ReadAhead};
     use async_buffered_input::source::MemorySource;
     use async_buffered_input::AsyncBufferedInput;
+    use async_buffered_input::{PositionalFetch, ReadAhead};
     use std::io::{Cursor, SeekFrom};
     use tokio::io::{AsyncReadExt, AsyncSeekExt};
 

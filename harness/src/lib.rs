@@ -15,11 +15,11 @@
 //!   - [`AsyncBufferedInput`](async_buffered_input::AsyncBufferedInput) over the source's stream
 //!     ([`ReaderKind::Buffered`]);
 //!   - `AsyncBufferedInput` over a
-//!     [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with
-//!     [`ReadAhead`](async_buffered_input::fetch::ReadAhead), over the source's positional
+//!     [`PositionalFetch`](async_buffered_input::PositionalFetch) with
+//!     [`ReadAhead`](async_buffered_input::ReadAhead), over the source's positional
 //!     form ([`ReaderKind::BufferedReadAhead`]): the window plus read-ahead;
 //!   - `AsyncBufferedInput` over the positional form read through a
-//!     [`BlockCache`](async_buffered_input::source::BlockCache) shared by a cell's tasks
+//!     [`BlockCache`](async_buffered_input::cache::BlockCache) shared by a cell's tasks
 //!     ([`ReaderKind::Cached`], not in the default run): a lookup service's shared cache;
 //!   - tokio's `BufReader` with `read_exact` ([`ReaderKind::BufReader`]);
 //!   - the bare source with `read_exact` per request ([`ReaderKind::Unbuffered`]);

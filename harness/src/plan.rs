@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use async_buffered_input::fetch::ReadAhead;
+use async_buffered_input::ReadAhead;
 
 use crate::sources::Source;
 use crate::units::binary_size;
@@ -32,14 +32,14 @@ use crate::workload::{Pattern, Requests};
 /// [read-ahead reader](ReaderKind::BufferedReadAhead) opens the source's
 /// [positional form](Source::open_positional) once per cell, shared by the cell's tasks, and
 /// reads it through an `AsyncBufferedInput` over a
-/// [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with the cell's
+/// [`PositionalFetch`](async_buffered_input::PositionalFetch) with the cell's
 /// [read-ahead shape](Self::read_aheads) and a
 /// [`CountingPositional`](abi_testkit::CountingPositional) per task; that input asks the
 /// source's length before the clock starts, so read-ahead stops at the end of the file.
 ///
 /// The [cached reader](ReaderKind::Cached), which [`new`](Self::new) leaves out, reads the
 /// positional form through one
-/// [`BlockCache`](async_buffered_input::source::BlockCache) per cell, shared by the cell's
+/// [`BlockCache`](async_buffered_input::cache::BlockCache) per cell, shared by the cell's
 /// tasks, of [`cache_capacity`](Self::cache_capacity) bytes in blocks of the cell's window
 /// capacity. The cache is made afresh for every cell (and for its verification pass), so cells
 /// do not warm each other: the first pass of a cell starts cold, and with
@@ -286,7 +286,7 @@ impl Plan {
     /// # Examples
     ///
     /// ```
-    /// use async_buffered_input::fetch::ReadAhead;
+    /// use async_buffered_input::ReadAhead;
     /// use throughput_harness::{Plan, ReaderKind, Source};
     ///
     /// let plan = Plan::new(Source::memory(vec![0u8; 10]))
@@ -312,7 +312,7 @@ impl Plan {
         self
     }
 
-    /// Puts a [`DiskTier`](async_buffered_input::source::DiskTier) of `capacity` bytes in
+    /// Puts a [`DiskTier`](async_buffered_input::cache::DiskTier) of `capacity` bytes in
     /// `dir` under the [cached reader](ReaderKind::Cached)'s memory cache (Unix), kept across
     /// cells and runs: the blocks a run wrote serve the next one, as after a restart. The
     /// tier of each window size lives in its own subfolder (`dir/block-8192`, ...), each of
@@ -651,7 +651,7 @@ pub enum ReaderKind {
     /// [`read_bytes`](async_buffered_input::AsyncBufferedInput::read_bytes) per request.
     Buffered,
     /// [`AsyncBufferedInput`](async_buffered_input::AsyncBufferedInput) with the cell's window
-    /// capacity over a [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch) with
+    /// capacity over a [`PositionalFetch`](async_buffered_input::PositionalFetch) with
     /// the plan's [`ReadAhead`], over the source's
     /// [positional form](Source::open_positional): the window plus read-ahead, one
     /// [`read_bytes`](async_buffered_input::AsyncBufferedInput::read_bytes) per request. Its
@@ -668,10 +668,10 @@ pub enum ReaderKind {
     /// `BufferedIndexInput.readBytes` did before LUCENE-695.
     ByteLoop,
     /// [`AsyncBufferedInput`](async_buffered_input::AsyncBufferedInput) with the cell's window
-    /// capacity over a [`PositionalFetch`](async_buffered_input::fetch::PositionalFetch)
+    /// capacity over a [`PositionalFetch`](async_buffered_input::PositionalFetch)
     /// without read-ahead, over the source's positional form read through a
-    /// [`Cached`](async_buffered_input::source::Cached) with one
-    /// [`BlockCache`](async_buffered_input::source::BlockCache) shared by the cell's tasks:
+    /// [`Cached`](async_buffered_input::cache::Cached) with one
+    /// [`BlockCache`](async_buffered_input::cache::BlockCache) shared by the cell's tasks:
     /// what a lookup service over a slow store runs. No read-ahead, since a lookup reads a few
     /// hundred bytes and then goes elsewhere, so chunks ahead of it would be fetched for
     /// nothing. The blocks are window-sized, so an aligned refill is one block; the cache holds

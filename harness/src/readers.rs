@@ -7,11 +7,12 @@ use std::future::Future;
 use std::io::{self, SeekFrom};
 
 use abi_testkit::CountingPositional;
-use async_buffered_input::fetch::{PositionalFetch, StreamFetch};
 #[cfg(unix)]
-use async_buffered_input::source::DiskTier;
-use async_buffered_input::source::{BlockCache, Cached, PositionalSource};
+use async_buffered_input::cache::DiskTier;
+use async_buffered_input::cache::{BlockCache, Cached};
+use async_buffered_input::source::PositionalSource;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{PositionalFetch, StreamFetch};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, BufReader};
 
 use crate::boxed::{BoxPositionalSource, BoxSource};

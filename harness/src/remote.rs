@@ -5,7 +5,8 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use async_buffered_input::source::{HedgePolicy, Hedged, PositionalSource, RequestLimiter};
+use async_buffered_input::layer::{HedgePolicy, Hedged, RequestLimiter};
+use async_buffered_input::source::PositionalSource;
 use bytes::Bytes;
 
 use crate::boxed::BoxPositionalSource;

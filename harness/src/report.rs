@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use async_buffered_input::fetch::ReadAhead;
+use async_buffered_input::ReadAhead;
 use serde_json::{json, Value};
 
 use crate::mismatch::Mismatch;

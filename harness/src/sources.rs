@@ -10,7 +10,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_buffered_input::source::{FileSource, MemorySource, PositionalSource, SlowLink};
+use async_buffered_input::layer::SlowLink;
+use async_buffered_input::source::{FileSource, MemorySource, PositionalSource};
 use bytes::Bytes;
 use tokio::io::AsyncSeekExt;
 use url::Url;

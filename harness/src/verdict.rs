@@ -3,7 +3,7 @@
 //! tokio's `BufReader` (and object_store's, where it ran) at the same size; and where the
 //! read-ahead reader ran with several shapes, the adaptive default against the best fixed one.
 
-use async_buffered_input::fetch::ReadAhead;
+use async_buffered_input::ReadAhead;
 
 use crate::plan::ReaderKind;
 use crate::report::{CellReport, SourceReport};

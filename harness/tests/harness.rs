@@ -14,8 +14,8 @@ use abi_testkit::{
     assert_contains, assert_count, word_pattern_vec as pattern, CountingPositional, Faulty,
     FaultyConfig,
 };
-use async_buffered_input::fetch::ReadAhead;
 use async_buffered_input::source::MemorySource;
+use async_buffered_input::ReadAhead;
 use throughput_harness::{
     BoxPositionalSource, BoxSource, Cell, Checksum, Event, Mismatch, Pattern, Plan, ReaderKind,
     Report, Source, SourceReport,

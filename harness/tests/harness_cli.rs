@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use abi_testkit::{assert_contains, assert_count, word_pattern_vec as pattern, ExampleBuild};
-use async_buffered_input::fetch::ReadAhead;
+use async_buffered_input::ReadAhead;
 use serde_json::Value;
 
 /// The example's binary, built on first use with the same features as this test.

@@ -22,7 +22,7 @@
 use abi_testkit::assert_contains;
 use std::time::Duration;
 
-use async_buffered_input::fetch::ReadAhead;
+use async_buffered_input::ReadAhead;
 use throughput_harness::{Checksum, Plan, ReaderKind, Report, Source, SourceReport};
 
 const THIS: &str = "harness/tests/harness_object_store.rs";

@@ -7,11 +7,11 @@ use std::task::{Context, Poll};
 
 use tokio::io::ReadBuf;
 
-use super::cursor::Cursor;
-use super::fetcher::Fetcher;
-use super::refill::{self, ReadExact, Refill};
 use crate::error::{Amount, Error};
-use crate::fetch::{Fetch, IntoFetch};
+use crate::input::cursor::Cursor;
+use crate::input::engine::fetcher::Fetcher;
+use crate::input::engine::read_engine::{self, ReadExact, Refill};
+use crate::input::fetch::{Fetch, IntoFetch};
 use crate::stats::Stats;
 
 /// A buffered, seekable async input over a slow source, in the manner of Lucene's
@@ -31,10 +31,10 @@ use crate::stats::Stats;
 /// So small requests never turn into one source read each, and large ones never pay for a
 /// second copy. Short fetches are continued, not treated as errors.
 ///
-/// The source is reached through a [fetcher](crate::fetch) (`F`): a [`StreamFetch`](crate::fetch::StreamFetch) over
+/// The source is reached through a [fetcher](crate::Fetch) (`F`): a [`StreamFetch`](crate::StreamFetch) over
 /// any
 /// `AsyncRead + AsyncSeek` (what [`new`](Self::new) makes of a `tokio::fs::File` or a
-/// `Cursor`), or a [`PositionalFetch`](crate::fetch::PositionalFetch) over a
+/// `Cursor`), or a [`PositionalFetch`](crate::PositionalFetch) over a
 /// [`PositionalSource`](crate::source::PositionalSource), with optional read-ahead; inputs over
 /// a positional source can also be [cloned](Clone) and [sliced](Self::slice).
 ///
@@ -64,17 +64,17 @@ use crate::stats::Stats;
 /// What an open input keeps, reading or idle:
 ///
 /// - its window: at most [`capacity`](Self::capacity) bytes, allocated at the first read;
-/// - over a [`PositionalFetch`](crate::fetch::PositionalFetch) with
-///   [`ReadAhead`](crate::fetch::ReadAhead), at most
-///   [`memory_bound`](crate::fetch::ReadAhead::memory_bound) more bytes of read-ahead chunks,
-///   received or in flight (a [`MemoryBudget`](crate::fetch::MemoryBudget) bounds them across
+/// - over a [`PositionalFetch`](crate::PositionalFetch) with
+///   [`ReadAhead`](crate::ReadAhead), at most
+///   [`memory_bound`](crate::ReadAhead::memory_bound) more bytes of read-ahead chunks,
+///   received or in flight (a [`MemoryBudget`](crate::MemoryBudget) bounds them across
 ///   inputs). An input left idle in mid-file keeps them, for the reads that follow: nothing
 ///   times out;
 /// - no chunks once a read reached the end: when its length is known (asked, or from
 ///   [`open`](Self::open)) or found on the way (a request that came back short, or empty
 ///   where the last read ended), and after any fetch at or past the end;
 /// - after a read that failed with an error a retry can get past (one of the kinds
-///   [`RetryPolicy::is_transient`](crate::source::RetryPolicy::is_transient) names, except
+///   [`RetryPolicy::is_transient`](crate::layer::RetryPolicy::is_transient) names, except
 ///   `UnexpectedEof`) having got part of its bytes (from the window, straight from the
 ///   source, or a varint's or a string's length prefix): those bytes, at most
 ///   [`MAX_KEPT_FOR_RETRY`](Self::MAX_KEPT_FOR_RETRY) from the position, so that its retry
@@ -137,7 +137,7 @@ impl<F> AsyncBufferedInput<F> {
     /// The most bytes a failed read keeps for its retry: 16 MiB (see "Memory" above). A longer
     /// read over a source that fails now and then keeps its first 16 MiB; each retry must then
     /// fetch the rest without a failure.
-    pub const MAX_KEPT_FOR_RETRY: usize = refill::MAX_KEPT_FOR_RETRY;
+    pub const MAX_KEPT_FOR_RETRY: usize = read_engine::MAX_KEPT_FOR_RETRY;
 }
 
 impl<F: Fetch> AsyncBufferedInput<F> {
@@ -146,7 +146,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     ///
     /// `source` is any `AsyncRead + AsyncSeek + Unpin` stream (read from offset 0, whatever its
     /// cursor is now: the first read seeks it there), or a fetcher such as a
-    /// [`PositionalFetch`](crate::fetch::PositionalFetch).
+    /// [`PositionalFetch`](crate::PositionalFetch).
     pub fn new(source: impl IntoFetch<Fetch = F>) -> Self {
         Self::with_capacity(Self::DEFAULT_CAPACITY, source)
     }
@@ -197,7 +197,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// While [checksumming](Self::start_checksum), a seek forward includes the bytes it skips in
     /// the checksum (they are read when the checksum is next folded). A seek back cannot fail
     /// here: it voids the checksum, and the next [`checksum`](Self::checksum) or
-    /// [`check_footer`](crate::codec::check_footer) fails. To have the seek itself refused, as
+    /// [`check_footer`](crate::lucene::codec::check_footer) fails. To have the seek itself refused, as
     /// Lucene's `BufferedChecksumIndexInput.seek` does, use [`try_seek_to`](Self::try_seek_to)
     /// (or [`AsyncSeek`](tokio::io::AsyncSeek), which refuses it too).
     #[inline]
@@ -335,21 +335,21 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     }
 
     /// Gives back the window's buffer and what the fetcher holds (read-ahead chunks, received
-    /// or in flight, and their [budget](crate::fetch::MemoryBudget)), keeping the position and
+    /// or in flight, and their [budget](crate::MemoryBudget)), keeping the position and
     /// the checksum: the next read allocates and fetches again. For inputs kept open but idle
     /// (see [Memory](Self#memory)): an idle input does not release its chunks by itself.
     pub fn release(&mut self) {
         self.refill.release(self.cursor.pos());
     }
 
-    /// The fetcher: for a [`PositionalFetch`](crate::fetch::PositionalFetch), the source and
+    /// The fetcher: for a [`PositionalFetch`](crate::PositionalFetch), the source and
     /// the read-ahead.
     pub fn fetch(&self) -> &F {
         self.refill.fetcher().get_ref()
     }
 
     /// The fetcher, mutably (for example to change a
-    /// [`PositionalFetch`](crate::fetch::PositionalFetch)'s read-ahead). The window is kept.
+    /// [`PositionalFetch`](crate::PositionalFetch)'s read-ahead). The window is kept.
     pub fn fetch_mut(&mut self) -> &mut F {
         self.refill.fetcher_mut().get_mut()
     }
@@ -396,7 +396,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     }
 
     /// The window's bytes from the position, the position itself (for a
-    /// [`WindowView`](super::WindowView) to move past what it consumes, as a window hit does)
+    /// [`WindowView`](crate::input::WindowView) to move past what it consumes, as a window hit does)
     /// and the resource.
     pub(super) fn window_and_position(&mut self) -> (&[u8], &mut u64, &Arc<str>) {
         (

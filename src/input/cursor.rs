@@ -1,8 +1,8 @@
 //! The input's position, and the counts of the bytes it handed out.
 
-use super::stats_member::StatsMember;
+use crate::stats::stats_member::StatsMember;
 use crate::stats::Stats;
-use crate::StatsGroup;
+use crate::stats::StatsGroup;
 
 /// The input's only position, and how many bytes it handed out from the window and straight
 /// from the source ([`Stats::bytes_from_window`], [`Stats::bytes_direct`]), published to the
@@ -37,7 +37,7 @@ impl Cursor {
     }
 
     /// The position, to move forward past bytes handed out of the window (a
-    /// [`WindowView`](super::WindowView) does).
+    /// [`WindowView`](crate::input::WindowView) does).
     #[inline]
     pub(super) fn pos_mut(&mut self) -> &mut u64 {
         &mut self.pos

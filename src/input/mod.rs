@@ -3,50 +3,33 @@
 //! The input and its public API:
 //! - `buffered_input`: [`AsyncBufferedInput`], its position, seeks and accessors;
 //! - `reads`: the byte reads (`read_byte`, `read_bytes`, `read_bytes_owned`);
-//! - `decode`: Lucene's fixed-width integers, varints and strings;
-//! - `checksummed`: checksummed reading (`start_checksum`, `checksum`);
-//! - `chunks`: passes over a range in large steps (whole-file verification);
-//! - `corrupt`: corruption errors for formats read from the input (`corrupt_at`, `corrupt`);
-//! - `window_view`: [`WindowView`], synchronous decoding over the window;
-//! - `tokio_io`: tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`;
-//! - `stats_group`: counting an input's work with its clones' and slices' in a
-//!   [`StatsGroup`](crate::StatsGroup);
+//! - `decode`: Lucene's fixed-width integers, varints and strings, and [`WindowView`];
+//! - `checksum`: checksummed reading and passes over a range in large steps;
+//! - `stats_group`: counting an input's work with its clones' and slices';
 //! - `stream_input`, `positional_input`: what inputs over streams and over positional sources
-//!   add (the stream; opening a local file in one call, clones and slices).
+//!   add (the stream; opening a local file in one call, clones and slices);
+//! - `interop`: tokio's and futures' I/O traits, and a `Stream` of chunks.
 //!
-//! The machinery under it:
+//! The machinery under it, top to bottom:
 //! - `window_read`: the future behind the hot reads (window hit inline, slow path out of line);
-//! - `refill`: the read engine, which refills the window and reads past it;
 //! - `cursor`: the position, and the counts of the bytes handed out;
-//! - `fetcher`: the fetcher with the counters and where the last fetch ended;
-//! - `stats_member`: what a cursor or a fetcher adds to its stats group;
-//! - `window`: the bytes held and where they sit;
-//! - `kept`: the bytes a failed read fetched, kept for its retry;
-//! - `checksum`: the CRC32 of what the input consumes, folded lazily;
-//! - `varint`: Lucene's varints, decoded from a slice;
-//! - `utf8`: short-string UTF-8 validation.
+//! - `engine`: the read engine, which refills the window and reads past it, with the bytes it
+//!   holds (`window`), what a failed read fetched (`kept`) and its fetcher (`fetcher`);
+//! - `fetch`: the seam to the source: [`StreamFetch`](fetch::StreamFetch),
+//!   [`PositionalFetch`](fetch::PositionalFetch) and its [`ReadAhead`](fetch::ReadAhead).
 
 mod buffered_input;
 mod checksum;
-mod checksummed;
-mod chunks;
-mod corrupt;
 mod cursor;
 mod decode;
-mod fetcher;
-mod kept;
+mod engine;
+pub(crate) mod fetch;
+pub mod interop;
 mod positional_input;
 mod reads;
-mod refill;
 mod stats_group;
-mod stats_member;
 mod stream_input;
-mod tokio_io;
-mod utf8;
-mod varint;
-mod window;
 mod window_read;
-mod window_view;
 
 pub use buffered_input::AsyncBufferedInput;
-pub use window_view::WindowView;
+pub use decode::WindowView;

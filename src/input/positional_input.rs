@@ -5,9 +5,9 @@ use std::io;
 use std::path::Path;
 
 use crate::error::{Amount, ByteCount, Error};
-use crate::fetch::{PositionalFetch, ReadAhead};
+use crate::input::fetch::{PositionalFetch, ReadAhead};
+use crate::input::AsyncBufferedInput;
 use crate::source::{FileSource, PositionalSource};
-use crate::AsyncBufferedInput;
 
 impl AsyncBufferedInput<PositionalFetch<FileSource>> {
     /// Opens the local file at `path` the fast way: positional reads (a
@@ -57,7 +57,7 @@ impl<S: PositionalSource> Clone for AsyncBufferedInput<PositionalFetch<S>> {
     /// [`stats`](AsyncBufferedInput::stats). Costs no I/O.
     ///
     /// ```
-    /// use async_buffered_input::fetch::PositionalFetch;
+    /// use async_buffered_input::PositionalFetch;
     /// use async_buffered_input::source::MemorySource;
     /// use async_buffered_input::AsyncBufferedInput;
     ///
@@ -106,7 +106,7 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
     /// # Examples
     ///
     /// ```
-    /// use async_buffered_input::fetch::PositionalFetch;
+    /// use async_buffered_input::PositionalFetch;
     /// use async_buffered_input::source::MemorySource;
     /// use async_buffered_input::AsyncBufferedInput;
     ///
@@ -163,7 +163,7 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
     /// # Examples
     ///
     /// ```
-    /// use async_buffered_input::fetch::PositionalFetch;
+    /// use async_buffered_input::PositionalFetch;
     /// use async_buffered_input::source::MemorySource;
     /// use async_buffered_input::AsyncBufferedInput;
     ///
@@ -206,7 +206,7 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
     /// # Examples
     ///
     /// ```
-    /// use async_buffered_input::fetch::PositionalFetch;
+    /// use async_buffered_input::PositionalFetch;
     /// use async_buffered_input::source::MemorySource;
     /// use async_buffered_input::AsyncBufferedInput;
     ///

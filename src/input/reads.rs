@@ -6,11 +6,11 @@ use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 
-use super::refill::ReadExact;
-use super::window_read::{ReadFuture, WindowRead};
-use super::AsyncBufferedInput;
 use crate::error::{Amount, Error};
-use crate::fetch::Fetch;
+use crate::input::engine::read_engine::ReadExact;
+use crate::input::fetch::Fetch;
+use crate::input::window_read::{ReadFuture, WindowRead};
+use crate::input::AsyncBufferedInput;
 
 /// `read_bytes_owned` shares the window's buffer with results of at least `capacity /
 /// SHARE_FRACTION` bytes, and copies smaller ones: a result keeps alive at most this many times

@@ -1,7 +1,8 @@
 //! The stats of an input and its clones and slices together: joining a [`StatsGroup`].
 
-use crate::fetch::Fetch;
-use crate::{AsyncBufferedInput, StatsGroup};
+use crate::input::fetch::Fetch;
+use crate::input::AsyncBufferedInput;
+use crate::stats::StatsGroup;
 
 /// Stats groups.
 impl<F: Fetch> AsyncBufferedInput<F> {
@@ -16,7 +17,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// # Examples
     ///
     /// ```
-    /// use async_buffered_input::fetch::PositionalFetch;
+    /// use async_buffered_input::PositionalFetch;
     /// use async_buffered_input::source::MemorySource;
     /// use async_buffered_input::{AsyncBufferedInput, StatsGroup};
     ///

@@ -2,8 +2,8 @@
 
 use tokio::io::{AsyncRead, AsyncSeek};
 
-use super::AsyncBufferedInput;
-use crate::fetch::StreamFetch;
+use crate::input::fetch::StreamFetch;
+use crate::input::AsyncBufferedInput;
 
 /// Reaching the stream of an input made by [`AsyncBufferedInput::new`] from a stream.
 impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<StreamFetch<R>> {

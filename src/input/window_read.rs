@@ -19,9 +19,9 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::AsyncBufferedInput;
 use crate::error::{Amount, Error};
-use crate::fetch::Fetch;
+use crate::input::fetch::Fetch;
+use crate::input::AsyncBufferedInput;
 
 /// One read, split into what the window can serve without I/O and the rest.
 pub(super) trait WindowRead<F> {

@@ -1,8 +1,8 @@
 use std::fmt;
 use std::io;
 
-use crate::codec::{self, ID_LENGTH};
-use crate::directory::{Directory, DirectoryInput};
+use crate::lucene::codec::{self, ID_LENGTH};
+use crate::lucene::{Directory, DirectoryInput};
 
 /// A sub-file of a compound file: its name and where it lies in the `.cfs`.
 #[derive(Clone, Debug, PartialEq, Eq)]

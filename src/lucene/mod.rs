@@ -1,4 +1,4 @@
-//! Lucene's index structure, read through a [`Directory`](crate::directory::Directory): the
+//! Lucene's index structure, read through a [`Directory`]: the
 //! latest commit (`segments_N`), each segment's `.si`, and compound files (`.cfs`/`.cfe`), as
 //! library items, each file verified (its CRC32 footer) as it is read.
 //!
@@ -8,8 +8,7 @@
 //! codec names) are refused with a clear error naming the file.
 //!
 //! ```
-//! use async_buffered_input::directory::Directory;
-//! use async_buffered_input::lucene::{verify_commit, SegmentInfos};
+//! use async_buffered_input::lucene::{verify_commit, Directory, SegmentInfos};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> std::io::Result<()> {
@@ -22,12 +21,18 @@
 //! # }
 //! ```
 
+//! Beside the index structure: [`codec`], Lucene's file framing (headers, footers, whole-file
+//! checksums), and [`Directory`], an index location whose files open by name.
+
+pub mod codec;
 mod compound_directory;
+mod directory;
 mod segment_info;
 mod segment_infos;
 mod verify;
 
 pub use compound_directory::{CompoundDirectory, CompoundEntry};
+pub use directory::{Directory, DirectoryInput};
 pub use segment_info::SegmentInfo;
 pub use segment_infos::{radix36, SegmentCommitInfo, SegmentInfos};
 pub use verify::{verify_commit, Verified};

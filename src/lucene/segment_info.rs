@@ -1,8 +1,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 
-use crate::codec::{self, ID_LENGTH};
-use crate::directory::Directory;
+use crate::lucene::codec::{self, ID_LENGTH};
+use crate::lucene::Directory;
 
 /// What a segment's `.si` file says of it (Lucene's `SegmentInfo`, as
 /// `Lucene86SegmentInfoFormat` writes it).

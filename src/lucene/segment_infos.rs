@@ -2,8 +2,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 
 use super::SegmentInfo;
-use crate::codec::{self, ID_LENGTH};
-use crate::directory::Directory;
+use crate::lucene::codec::{self, ID_LENGTH};
+use crate::lucene::Directory;
 
 /// A commit of a Lucene index: what a `segments_N` file holds (Lucene's `SegmentInfos`), with
 /// each segment's `.si` read too.

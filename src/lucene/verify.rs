@@ -1,8 +1,8 @@
 use std::io;
 
 use super::{CompoundDirectory, SegmentInfos};
-use crate::codec;
-use crate::directory::Directory;
+use crate::lucene::codec;
+use crate::lucene::Directory;
 
 /// What [`verify_commit`] checked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

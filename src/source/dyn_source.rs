@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::PositionalSource;
+use crate::source::PositionalSource;
 
 /// Any [`PositionalSource`] behind one type: local files, object stores and memory in one
-/// collection, or chosen at run time (a [`Directory`](crate::directory::Directory) opens every
+/// collection, or chosen at run time (a [`Directory`](crate::lucene::Directory) opens every
 /// file as one).
 ///
 /// [`PositionalSource`]'s methods return `impl Future`, so the trait cannot be a `dyn` object
@@ -23,7 +23,7 @@ use super::PositionalSource;
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::fetch::PositionalFetch;
+/// use async_buffered_input::PositionalFetch;
 /// use async_buffered_input::source::{DynSource, MemorySource, PositionalSource};
 /// use async_buffered_input::AsyncBufferedInput;
 ///

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
 
-use super::source_error::SourceError;
-use super::PositionalSource;
+use crate::error::source_error::SourceError;
+use crate::source::PositionalSource;
 
 /// A [`PositionalSource`] over a local file: each request is one positional read
 /// (`pread`, `FileExt::read_at` on Unix; `seek_read` on Windows) on tokio's blocking pool.
@@ -18,13 +18,13 @@ use super::PositionalSource;
 /// is cheap to clone: the file is shared) read independently. A request costs one round trip to
 /// the blocking pool (some 10–20 µs) on top of the read itself, which is why small requests
 /// belong behind an [`AsyncBufferedInput`](crate::AsyncBufferedInput) and sequential ones behind
-/// [`ReadAhead`](crate::fetch::ReadAhead).
+/// [`ReadAhead`](crate::ReadAhead).
 ///
 /// # Page cache reads (Linux)
 ///
 /// On Linux, [`try_read_at`](PositionalSource::try_read_at) reads on the calling thread with
 /// `preadv2(RWF_NOWAIT)`, which copies what is in the page cache and returns at once instead of
-/// waiting for the disk or the network. [`PositionalFetch`](crate::fetch::PositionalFetch) tries it
+/// waiting for the disk or the network. [`PositionalFetch`](crate::PositionalFetch) tries it
 /// before anything else, straight into its caller's buffer, so a cached file is read like a
 /// synchronous `read` would read it: one copy, no blocking-pool round trip. Bytes that are not
 /// cached go the blocking pool's way as above (and the kernel's own read-ahead still starts).

@@ -1,15 +1,15 @@
 //! The methods a source answers with the answer of the source it holds, written once.
 
 /// Writes, inside an `impl PositionalSource for …` block, each listed method of
-/// [`PositionalSource`](super::PositionalSource) as the same call on the source it holds, with
+/// [`PositionalSource`](crate::source::PositionalSource) as the same call on the source it holds, with
 /// the same arguments and nothing added.
 ///
 /// `forward!(inner => try_read_at, resource)` forwards to the field `inner` (a wrapper such as
-/// [`Hedged`](super::Hedged)); `forward!(* => …)` to what `self` dereferences to (`Arc<S>`,
+/// [`Hedged`](crate::layer::Hedged)); `forward!(* => …)` to what `self` dereferences to (`Arc<S>`,
 /// `Box<S>`). A method may carry doc comments, written before its name; they become its docs.
 /// Only a method whose answer is the inner source's, unchanged, belongs in the list: a wrapper
-/// that changes one (a [`SlowLink`](super::SlowLink) does not serve `try_read_at` at once, a
-/// [`Retrying`](super::Retrying) retries `len`) writes that one out.
+/// that changes one (a [`SlowLink`](crate::layer::SlowLink) does not serve `try_read_at` at once, a
+/// [`Retrying`](crate::layer::Retrying) retries `len`) writes that one out.
 macro_rules! forward {
     ($inner:tt => $($(#[$doc:meta])* $method:ident),+ $(,)?) => {
         $($crate::source::forward::forward!(@method self $inner [$(#[$doc])*] $method);)+

@@ -4,7 +4,7 @@ use std::io;
 
 use bytes::Bytes;
 
-use super::PositionalSource;
+use crate::source::PositionalSource;
 
 /// A [`PositionalSource`] over bytes in memory. Reads hand out shared slices of the bytes,
 /// without copying.
@@ -58,7 +58,7 @@ impl PositionalSource for MemorySource {
     }
 
     /// "memory (N bytes)": bytes in memory have no name, and no [`resource`](Self::resource)
-    /// (which would share [cached](crate::source::Cached) blocks with every other source of
+    /// (which would share [cached](crate::cache::Cached) blocks with every other source of
     /// the same name).
     fn description(&self) -> String {
         format!(

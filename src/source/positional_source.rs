@@ -3,14 +3,14 @@ use std::io;
 
 use bytes::Bytes;
 
-use super::forward::forward;
+use crate::source::forward::forward;
 
 /// A source that serves byte ranges independently, with no cursor: local files, memory, object
 /// stores.
 ///
 /// Because a request names its own offset, one source can be shared (behind an
 /// [`Arc`](std::sync::Arc)) by many readers, and several requests can be in flight at once:
-/// that is what [`PositionalFetch`](crate::fetch::PositionalFetch)'s read-ahead and the clones and
+/// that is what [`PositionalFetch`](crate::PositionalFetch)'s read-ahead and the clones and
 /// slices of an [`AsyncBufferedInput`](crate::AsyncBufferedInput) build on.
 ///
 /// # Implementing
@@ -24,7 +24,7 @@ use super::forward::forward;
 ///   discards read-ahead), so they must not leave shared state inconsistent when dropped.
 /// - [`try_read_at`](Self::try_read_at) is optional: a source that can sometimes answer without
 ///   waiting (a local file whose bytes are in the page cache) implements it, and
-///   [`PositionalFetch`](crate::fetch::PositionalFetch) then tries it first and reads straight into
+///   [`PositionalFetch`](crate::PositionalFetch) then tries it first and reads straight into
 ///   its caller's buffer, with no task, no blocking-pool round trip and no second copy.
 #[allow(clippy::len_without_is_empty)] // `len` is a future; an `is_empty` would be one more request
 pub trait PositionalSource: Send + Sync + 'static {
@@ -40,7 +40,7 @@ pub trait PositionalSource: Send + Sync + 'static {
     /// The source's length if it knows it without a request: from the `HEAD` that opened it,
     /// a listing, or its bytes in memory. `None` (the default) when only [`len`](Self::len)
     /// can tell, or when the length may change (a local file being written). A
-    /// [`PositionalFetch`](crate::fetch::PositionalFetch) starts with it, so an input's
+    /// [`PositionalFetch`](crate::PositionalFetch) starts with it, so an input's
     /// [`known_length`](crate::AsyncBufferedInput::known_length) answers at once and no
     /// request asks for it again.
     fn known_len(&self) -> Option<u64> {
@@ -64,7 +64,7 @@ pub trait PositionalSource: Send + Sync + 'static {
     }
 
     /// What the source reads, as a name that identifies it: a path, a URL. `None` (the
-    /// default) if it has no name. A [`Cached`](crate::source::Cached) source shares blocks
+    /// default) if it has no name. A [`Cached`](crate::cache::Cached) source shares blocks
     /// with every source of the same name, so it must name the bytes, not just their kind.
     fn resource(&self) -> Option<String> {
         None

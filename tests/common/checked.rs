@@ -5,7 +5,7 @@ use std::io::{self, ErrorKind, SeekFrom};
 use std::sync::Arc;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::Fetch;
+use async_buffered_input::Fetch;
 use async_buffered_input::{AsyncBufferedInput, InputError};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 

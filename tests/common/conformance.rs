@@ -4,9 +4,9 @@ use std::io::{ErrorKind, SeekFrom};
 use std::sync::Arc;
 
 use abi_testkit::*;
-use async_buffered_input::fetch::{Fetch, PositionalFetch, StreamFetch};
 use async_buffered_input::source::PositionalSource;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::{Fetch, PositionalFetch, StreamFetch};
 use tokio::io::{AsyncRead, AsyncSeek, AsyncSeekExt};
 
 use super::*;

@@ -1,8 +1,8 @@
 //! Checks of an input's observable window against the file contents.
 
 use abi_testkit::assert_bytes;
-use async_buffered_input::fetch::Fetch;
 use async_buffered_input::AsyncBufferedInput;
+use async_buffered_input::Fetch;
 
 /// Which reading of the `window()` contract the checks use.
 ///

@@ -5,8 +5,8 @@ use std::io;
 use std::mem::size_of;
 
 use crate::error::Amount;
-use crate::fetch::Fetch;
-use crate::input::refill::ReadExact;
+use crate::input::engine::read_engine::ReadExact;
+use crate::input::fetch::Fetch;
 use crate::input::AsyncBufferedInput;
 
 /// How many bytes bulk reads decode per step when the values are not all in the window.

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 /// A typed read's name (for its errors) and `convert`, which turns its raw value (the bytes of
 /// a fixed-width integer, a varint's `u64`) into a `T`.
-pub(super) struct Converted<T, C> {
+pub(crate) struct Converted<T, C> {
     op: &'static str,
     convert: C,
     _value: PhantomData<fn() -> T>,
@@ -14,7 +14,7 @@ pub(super) struct Converted<T, C> {
 impl<T, C> Converted<T, C> {
     /// The read named `op`, converting with `convert`.
     #[inline(always)]
-    pub(super) fn new(op: &'static str, convert: C) -> Self {
+    pub(crate) fn new(op: &'static str, convert: C) -> Self {
         Self {
             op,
             convert,
@@ -24,13 +24,13 @@ impl<T, C> Converted<T, C> {
 
     /// The read's name.
     #[inline(always)]
-    pub(super) fn op(&self) -> &'static str {
+    pub(crate) fn op(&self) -> &'static str {
         self.op
     }
 
     /// The value of `raw`.
     #[inline(always)]
-    pub(super) fn apply<R>(&self, raw: R) -> T
+    pub(crate) fn apply<R>(&self, raw: R) -> T
     where
         C: Fn(R) -> T,
     {

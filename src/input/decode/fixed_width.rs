@@ -6,9 +6,9 @@ use std::mem::size_of;
 use std::task::{ready, Context, Poll};
 
 use crate::error::{Amount, Error};
-use crate::fetch::Fetch;
 use crate::input::decode::converted::Converted;
-use crate::input::refill::ReadExact;
+use crate::input::engine::read_engine::ReadExact;
+use crate::input::fetch::Fetch;
 use crate::input::window_read::{ReadFuture, WindowRead};
 use crate::input::AsyncBufferedInput;
 

@@ -3,8 +3,10 @@
 //!
 //! - `fixed_width`: fixed-width integers in both byte orders;
 //! - `bulk`: runs of fixed-width integers into a slice;
-//! - `varints`: varints and zig-zag varints;
-//! - `string`: strings (a vint length, then UTF-8).
+//! - `varint_reads`: varints and zig-zag varints, over `varint_format` (decoding from a slice);
+//! - `string_reads`: strings (a vint length, then UTF-8), over `utf8` (short-string validation);
+//! - `window_view`: [`WindowView`], synchronous decoding over the window;
+//! - `corrupt`: corruption errors for formats read from the input (`corrupt_at`, `corrupt`).
 //!
 //! Every read has a fast path that decodes straight from the window, synchronously, when the
 //! window holds the whole value, and a separate slow path for values that straddle the window's
@@ -13,6 +15,12 @@
 
 mod bulk;
 mod converted;
+mod corrupt;
 mod fixed_width;
-mod string;
-mod varints;
+mod string_reads;
+pub(crate) mod utf8;
+pub(crate) mod varint_format;
+mod varint_reads;
+mod window_view;
+
+pub use window_view::WindowView;

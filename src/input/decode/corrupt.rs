@@ -1,0 +1,32 @@
+//! Corruption errors for the formats read from an input, naming its resource.
+
+use std::io;
+
+use crate::input::fetch::Fetch;
+use crate::input::AsyncBufferedInput;
+
+/// Corruption errors.
+impl<F: Fetch> AsyncBufferedInput<F> {
+    /// A corruption error for a format read from this input: at `position` of this input's
+    /// resource, `expected` was required and `found` is there. An `InvalidData`
+    /// [`io::Error`] carrying a [`CorruptError`](crate::CorruptError).
+    pub fn corrupt_at(
+        &self,
+        position: u64,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> io::Error {
+        crate::error::CorruptError::new(
+            Some(self.resource().to_string()),
+            position,
+            expected,
+            found,
+        )
+        .into()
+    }
+
+    /// [`corrupt_at`](Self::corrupt_at) the position.
+    pub fn corrupt(&self, expected: impl Into<String>, found: impl Into<String>) -> io::Error {
+        self.corrupt_at(self.position(), expected, found)
+    }
+}

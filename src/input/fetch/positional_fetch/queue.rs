@@ -1,0 +1,229 @@
+//! The chunks: bytes received and not handed out yet, the requests in flight after them (in
+//! offset order, contiguous), and the read-ahead that keeps them coming, with its shape.
+
+use std::task::Context;
+use std::time::Duration;
+
+use bytes::{Buf, Bytes};
+
+use super::PositionalFetch;
+use crate::input::fetch::ReadAhead;
+use crate::source::PositionalSource;
+
+/// Up to how much of the fetch being served a read-ahead request asks for when its chunks are
+/// smaller: a request for fewer bytes than a page is not worth its round trip (nor a chance
+/// to fail) when the read wants more. Chunks of this size or more are left as they are, so
+/// long reads stay pipelined in chunks.
+const COVERED: usize = 4 << 10;
+
+/// Held bytes, requests in flight and the read-ahead.
+impl<S: PositionalSource> PositionalFetch<S> {
+    /// Drops every chunk and request, and the spare chunk buffer.
+    pub(super) fn release_held(&mut self) {
+        self.discard_requests();
+        self.drop_spare();
+    }
+
+    /// Drops the received bytes not handed out yet, and gives back their budget.
+    pub(super) fn drop_ready(&mut self) {
+        self.ready = Bytes::new();
+        self.ready_budget = None;
+    }
+
+    /// The read-ahead's initial shape: for a new sequential run.
+    pub(super) fn reset_shape(&mut self) {
+        self.shape = self.read_ahead.map_or((0, 0), |ra| ra.initial_shape());
+        self.waits = (0, 0);
+    }
+
+    /// A read-ahead chunk came back `took` after it was asked: if the consumer waited for it
+    /// (`waited`; otherwise it came back sometime before, which says little), it counts as
+    /// slow or fast, and an adaptive read-ahead grows its shape (`ReadAhead::grown`: the growth
+    /// rule) and requests what that allows now.
+    pub(super) fn chunk_came(&mut self, cx: &mut Context<'_>, took: Duration, waited: bool) {
+        let Some(read_ahead) = self.read_ahead else {
+            return;
+        };
+        if !waited {
+            return;
+        }
+        let (slow, fast) = &mut self.waits;
+        if took > ReadAhead::SLOW_REQUEST {
+            *slow = slow.saturating_add(1);
+        } else {
+            *fast = fast.saturating_add(1);
+        }
+        let slow = *slow >= ReadAhead::SLOW_WAITS && *slow > *fast;
+        let before = self.shape;
+        self.shape = read_ahead.grown(before, slow);
+        if self.shape != before {
+            tracing::trace!(
+                chunk = self.shape.0,
+                depth = self.shape.1,
+                slow,
+                "read-ahead grows"
+            );
+            self.top_up(cx);
+        }
+    }
+
+    /// The held bytes from `at` on, if `ready` holds any there.
+    pub(super) fn ready_from(&self, at: u64) -> Option<&[u8]> {
+        let skip = at.checked_sub(self.ready_at)?;
+        if skip < self.ready.len() as u64 {
+            Some(&self.ready[skip as usize..])
+        } else {
+            None
+        }
+    }
+
+    /// Drops the held bytes up to `at + n` (`at` is inside them).
+    pub(super) fn consume_ready(&mut self, at: u64, n: usize) {
+        let used = (at - self.ready_at) as usize + n;
+        if used >= self.ready.len() {
+            self.drop_ready(); // release the chunk
+        } else {
+            self.ready.advance(used);
+        }
+        self.ready_at = at + n as u64;
+    }
+
+    pub(super) fn discard_requests(&mut self) {
+        self.requests.clear(); // aborts spawned requests, gives back their budget
+        self.ahead_at = None;
+        self.drop_ready();
+    }
+
+    /// Keeps only the requests that serve `at` and what follows it; if none does, discards all.
+    ///
+    /// Reading ahead, a gap of at most a chunk (or [`COVERED`] bytes) before the first
+    /// request (left by a request that failed, or a fetch a little before the chunks) is
+    /// requested on its own instead, so the requests after it are kept: a retry asks only for
+    /// what is missing.
+    pub(super) fn retarget(&mut self, cx: &mut Context<'_>, at: u64) {
+        self.drop_ready();
+        while self.requests.front().is_some_and(|r| r.end() <= at) {
+            self.requests.pop_front();
+        }
+        if let Some(front) = self.requests.front() {
+            let gap = front.at.saturating_sub(at);
+            // A request covers a chunk, or what the fetch lacks (`top_up`): so may a gap.
+            let lacks = self.want_end.saturating_sub(at).min(COVERED as u64);
+            let largest = (self.shape.0 as u64).max(lacks);
+            if gap > 0
+                && gap <= largest
+                && self.ahead_at.is_some()
+                && self.requests.len() < self.shape.1
+            {
+                // Its bytes are held ahead of need like a chunk's: reserved the same way (no
+                // budget for them: the requests after the gap are dropped below).
+                let budget = match &self.budget {
+                    Some(budget) => budget.try_reserve(gap as usize).map(Some),
+                    None => Some(None),
+                };
+                if let Some(budget) = budget {
+                    let mut request = self.request(cx, at, gap as usize);
+                    request.budget = budget;
+                    self.requests.push_front(request);
+                }
+            }
+        }
+        if self.requests.front().is_some_and(|r| r.at > at) {
+            self.requests.clear();
+        }
+        if self.requests.is_empty() {
+            self.ahead_at = None;
+        }
+    }
+
+    /// Requests read-ahead chunks until `depth` are requested or held, or the view's end.
+    ///
+    /// A request that starts before the end of the fetch being served (`want_end`) asks for
+    /// everything up to that end, at most [`COVERED`] bytes, if that is more than a chunk (and
+    /// the budget allows it): chunks of a few bytes never split a read into many requests,
+    /// each of which could fail.
+    pub(super) fn top_up(&mut self, cx: &mut Context<'_>) {
+        let (Some(_), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
+            return;
+        };
+        let (chunk, depth) = self.shape;
+        let held = usize::from(!self.ready.is_empty());
+        while self.requests.len() + held < depth {
+            let lacks = self.want_end.saturating_sub(next).min(COVERED as u64) as usize;
+            let mut len = chunk.max(lacks);
+            if let Some(length) = self.length() {
+                let left = length.saturating_sub(next);
+                if left == 0 {
+                    break;
+                }
+                len = len.min(usize::try_from(left).unwrap_or(usize::MAX));
+            }
+            if next.checked_add(len as u64).is_none() {
+                break;
+            }
+            let budget = match &self.budget {
+                // What the fetch lacks if the budget allows it, a chunk otherwise.
+                Some(budget) => match budget.try_reserve(len).or_else(|| {
+                    len = len.min(chunk);
+                    budget.try_reserve(len)
+                }) {
+                    Some(reservation) => Some(reservation),
+                    None => break, // no budget for more now
+                },
+                None => None,
+            };
+            let end = next + len as u64;
+            let mut request = self.request(cx, next, len);
+            request.budget = budget;
+            tracing::trace!(at = next, len, "read-ahead request");
+            self.requests.push_back(request);
+            next = end;
+        }
+        self.ahead_at = Some(next);
+    }
+
+    /// How many requests are in flight or completed and not yet consumed.
+    #[cfg(test)]
+    pub(crate) fn requests_in_flight(&self) -> usize {
+        self.requests.len()
+    }
+
+    pub(super) fn debug_assert_invariants(&self) {
+        let mut expected = self.requests.front().map(|r| r.at);
+        for r in &self.requests {
+            debug_assert_eq!(Some(r.at), expected, "requests are not contiguous");
+            expected = r.at.checked_add(r.len as u64);
+        }
+        match (self.ahead_at, self.read_ahead) {
+            (Some(ahead_at), Some(read_ahead)) => {
+                debug_assert!(
+                    self.budget.is_none() || self.requests.iter().all(|r| r.budget.is_some()),
+                    "a read-ahead request without its budget"
+                );
+                debug_assert!(
+                    self.spare.is_empty(),
+                    "a spare chunk buffer while reading ahead"
+                );
+                let held = usize::from(!self.ready.is_empty());
+                debug_assert!(
+                    self.requests.len() + held <= self.shape.1,
+                    "{} chunks in flight + {held} held > depth {}",
+                    self.requests.len(),
+                    self.shape.1
+                );
+                debug_assert!(self.shape.1 <= read_ahead.depth());
+                if let Some(back) = self.requests.back() {
+                    debug_assert_eq!(back.at + back.len as u64, ahead_at);
+                }
+            }
+            (Some(_), None) => debug_assert!(false, "reading ahead with read-ahead off"),
+            (None, read_ahead) => {
+                debug_assert!(self.requests.len() <= 1, "more than one plain request");
+                debug_assert!(
+                    read_ahead.is_some() || self.spare.is_empty(),
+                    "a chunk buffer without read-ahead"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+use std::io;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::error::source_error::SourceError;
+use crate::source::forward::forward;
+use crate::source::PositionalSource;
+
+/// A [`PositionalSource`] wrapper that retries the requests of its inner source that fail with
+/// an error that can succeed on retry (a connection reset or refused, a timeout, a body cut
+/// short), waiting longer after each failure, a bounded number of times.
+///
+/// Off unless you wrap a source in it: without it, a failed request fails the read that needed
+/// it (and a retry of that read asks only for what is missing). Errors that cannot succeed on
+/// retry (`NotFound`, `PermissionDenied`, `InvalidInput`, `InvalidData`, ...) are returned at
+/// once. After the last attempt, the last error is returned with its kind, saying how many
+/// attempts were made.
+///
+/// Stores built by `ObjectStoreSource::from_url` retry on their own already (at most
+/// twice, within 3 s); this wrapper is for sources that do not, and for a policy of your own.
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::PositionalFetch;
+/// use async_buffered_input::layer::{Retrying, RetryPolicy};
+/// use async_buffered_input::source::MemorySource;
+/// use async_buffered_input::AsyncBufferedInput;
+/// use std::time::Duration;
+///
+/// let policy = RetryPolicy::new(4).with_backoff(Duration::from_millis(20), Duration::from_secs(1));
+/// let source = Retrying::new(MemorySource::new(vec![0u8; 100]), policy);
+/// let input = AsyncBufferedInput::new(PositionalFetch::new(source));
+/// # let _ = input;
+/// ```
+#[derive(Debug)]
+pub struct Retrying<S> {
+    inner: S,
+    policy: RetryPolicy,
+}
+
+/// How [`Retrying`] retries: at most `attempts` tries in all, waiting `first_backoff` after
+/// the first failure and twice as long after each next one, at most `max_backoff`.
+///
+/// The default: 3 attempts, 50 ms then 100 ms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    // At least 1.
+    attempts: u32,
+    first_backoff: Duration,
+    max_backoff: Duration,
+}
+
+impl RetryPolicy {
+    /// At most `attempts` tries in all (1: no retry), with the default backoff.
+    ///
+    /// # Panics
+    ///
+    /// If `attempts` is 0.
+    pub fn new(attempts: u32) -> Self {
+        assert!(attempts > 0, "a RetryPolicy needs at least 1 attempt");
+        Self {
+            attempts,
+            ..Self::default()
+        }
+    }
+
+    /// Waits `first` after the first failure, doubling up to `max` (builder style).
+    #[must_use]
+    pub fn with_backoff(mut self, first: Duration, max: Duration) -> Self {
+        self.first_backoff = first;
+        self.max_backoff = max.max(first);
+        self
+    }
+
+    /// The most tries in all.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Whether an error of this kind can succeed on retry: a connection reset, refused,
+    /// aborted or not connected, a broken pipe, a timeout, an interrupted or would-block call,
+    /// a body cut short (`UnexpectedEof`). The crate's one list of transient kinds, kept with
+    /// its errors.
+    pub fn is_transient(kind: io::ErrorKind) -> bool {
+        crate::error::is_transient(kind)
+    }
+
+    /// The wait before the try after `failures` failures (at least 1).
+    fn backoff(&self, failures: u32) -> Duration {
+        let factor = 1u32
+            .checked_shl(failures.saturating_sub(1))
+            .unwrap_or(u32::MAX);
+        self.first_backoff
+            .saturating_mul(factor)
+            .min(self.max_backoff)
+    }
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            attempts: 3,
+            first_backoff: Duration::from_millis(50),
+            max_backoff: Duration::from_secs(1),
+        }
+    }
+}
+
+impl<S> Retrying<S> {
+    /// Wraps `inner`, retrying as `policy` says.
+    pub fn new(inner: S, policy: RetryPolicy) -> Self {
+        Self { inner, policy }
+    }
+
+    /// The wrapped source.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> RetryPolicy {
+        self.policy
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or the attempts are spent.
+    async fn retry<T, F>(&self, mut attempt: impl FnMut() -> F) -> io::Result<T>
+    where
+        F: std::future::Future<Output = io::Result<T>>,
+    {
+        let mut failures = 0;
+        loop {
+            match attempt().await {
+                Ok(value) => return Ok(value),
+                Err(e) if !crate::error::is_transient(e.kind()) => return Err(e),
+                Err(e) => {
+                    failures += 1;
+                    if failures >= self.policy.attempts {
+                        let context = format!("gave up after {failures} attempts");
+                        return Err(SourceError::wrap(context, e));
+                    }
+                    let wait = self.policy.backoff(failures);
+                    tracing::debug!(failures, ?wait, error = %e, "retrying a request");
+                    crate::stats::metrics::retry();
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+}
+
+impl<S: PositionalSource> PositionalSource for Retrying<S> {
+    /// The inner source's bytes, retried as the policy says.
+    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
+        self.retry(|| self.inner.read_at(offset, len)).await
+    }
+
+    /// The inner source's length, retried as the policy says.
+    async fn len(&self) -> io::Result<u64> {
+        self.retry(|| self.inner.len()).await
+    }
+
+    forward!(inner =>
+        /// The inner source's (no request).
+        known_len,
+        /// The inner source's, not retried (it never fails: it gives 0).
+        try_read_at,
+        resource, description, release_buffers
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_maximum() {
+        let policy =
+            RetryPolicy::new(10).with_backoff(Duration::from_millis(10), Duration::from_millis(50));
+        let waits: Vec<_> = (1..=5).map(|f| policy.backoff(f).as_millis()).collect();
+        assert_eq!(waits, [10, 20, 40, 50, 50]);
+        assert_eq!(policy.backoff(200), Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,334 @@
+use std::collections::HashMap;
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+#[cfg(feature = "cache")]
+use crate::cache::{BlockCache, Cached};
+use crate::input::fetch::{PositionalFetch, ReadAhead};
+use crate::input::AsyncBufferedInput;
+use crate::lucene::directory::backend::{Backend, Opened};
+use crate::lucene::DirectoryInput;
+use crate::memory_budget::MemoryBudget;
+use crate::source::{DynSource, PositionalSource};
+
+/// A wrapper every source of a directory goes through (a limiter, retries, a simulated link).
+type SourceLayer = dyn Fn(DynSource) -> DynSource + Send + Sync;
+
+/// One index location whose files open by name: a local folder, a URL prefix on an HTTP
+/// server, an `s3://bucket/prefix/` or any `object_store` location, in the manner of Lucene's
+/// `Directory`.
+///
+/// It holds what its inputs share: one store client, the window size, the
+/// [`ReadAhead`] default, a [`MemoryBudget`], a `BlockCache` (feature `cache`) and an optional
+/// [source layer](Self::with_source_layer). [`open`](Self::open) gives a [`DirectoryInput`]
+/// whatever the backend. Clones share all of it, the lengths learned so far included.
+///
+/// # Lengths
+///
+/// A [listing](Self::list) gives every file's length; the directory keeps them (and every
+/// length it learns on opening a file), so opening a listed file asks the store no `HEAD` and
+/// the input knows its length at once. Files are taken to be written once, as Lucene's are: a
+/// file rewritten under the same name after it was listed keeps its old length here.
+///
+/// # Errors
+///
+/// Every error names the file and the directory; a missing file is
+/// [`NotFound`](io::ErrorKind::NotFound).
+///
+/// # Examples
+///
+/// ```
+/// use async_buffered_input::lucene::Directory;
+/// use async_buffered_input::ReadAhead;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// // A path; with the feature `object-store`, also "http://host/index/" or "s3://bucket/index/".
+/// let dir = Directory::at("src")?.with_capacity(4096).with_read_ahead(Some(ReadAhead::default()));
+/// let names = dir.list().await?;
+/// assert!(names.contains(&"lib.rs".to_owned()));
+/// let e = dir.open("missing.rs").await.unwrap_err();
+/// assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+/// assert!(e.to_string().contains("missing.rs") && e.to_string().contains("src"), "{e}");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Directory {
+    backend: Backend,
+    // Lengths from listings and opens, by file name.
+    lengths: Arc<Mutex<HashMap<String, u64>>>,
+    // The window size of the inputs; `None`: `AsyncBufferedInput::DEFAULT_CAPACITY`.
+    capacity: Option<usize>,
+    read_ahead: Option<ReadAhead>,
+    budget: Option<MemoryBudget>,
+    #[cfg(feature = "cache")]
+    cache: Option<BlockCache>,
+    layer: Option<Arc<SourceLayer>>,
+}
+
+impl Directory {
+    /// The local folder `path`. No I/O: a folder that does not exist fails at the first
+    /// [`list`](Self::list) or [`open`](Self::open).
+    pub fn local(path: impl Into<PathBuf>) -> Self {
+        Self::with_backend(Backend::Local(path.into()))
+    }
+
+    /// The folder `location`: a path, or with the feature `object-store` a URL (`http://` or
+    /// `https://` for a folder on an HTTP server, listed over WebDAV; `s3://bucket/prefix/`,
+    /// configured from the environment as `ObjectStoreSource::from_url` says). A
+    /// URL's store client is built here, once, and shared by every file. No request is made.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a URL that does not parse or whose scheme is not supported (any URL
+    /// without the feature `object-store`); the store's error if it cannot be built.
+    pub fn at(location: &str) -> io::Result<Self> {
+        match location.split_once("://") {
+            None => Ok(Self::local(location)),
+            Some(("file", path)) => Ok(Self::local(path)),
+            #[cfg(feature = "object-store")]
+            Some(_) => {
+                let base = format!("{}/", location.trim_end_matches('/'));
+                let (store, prefix) = crate::source::ObjectStoreSource::store_for_url(&base)?;
+                Ok(Self::with_store(store, prefix, base))
+            }
+            #[cfg(not(feature = "object-store"))]
+            Some((scheme, _)) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{location}: URLs ({scheme}://) need the cargo feature object-store"),
+            )),
+        }
+    }
+
+    /// The folder `prefix` in `store` (an empty path: the store's root). `base_url` names the
+    /// folder in messages (a file is `{base_url}/{name}`). Every file opened shares `store`.
+    #[cfg(feature = "object-store")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
+    pub fn with_store(
+        store: Arc<dyn object_store::ObjectStore>,
+        prefix: object_store::path::Path,
+        base_url: impl Into<String>,
+    ) -> Self {
+        let base = base_url.into();
+        let base = format!("{}/", base.trim_end_matches('/'));
+        Self::with_backend(Backend::Store {
+            store,
+            prefix,
+            base,
+        })
+    }
+
+    /// Opens the file at `location` (a path or a URL, as [`at`](Self::at) takes them) in one
+    /// call: a directory of its folder, then [`open`](Self::open) of its name.
+    ///
+    /// # Errors
+    ///
+    /// As [`at`](Self::at) and [`open`](Self::open).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`open`](Self::open).
+    pub async fn open_location(location: &str) -> io::Result<DirectoryInput> {
+        let (folder, name) = match location.rsplit_once('/') {
+            Some(("", name)) => ("/", name),
+            Some((folder, name)) => (folder, name),
+            None => (".", location),
+        };
+        Self::at(folder)?.open(name).await
+    }
+
+    fn with_backend(backend: Backend) -> Self {
+        Self {
+            backend,
+            lengths: Arc::default(),
+            capacity: None,
+            read_ahead: Some(ReadAhead::default()),
+            budget: None,
+            #[cfg(feature = "cache")]
+            cache: None,
+            layer: None,
+        }
+    }
+
+    /// Sets the window size of the inputs it opens (default
+    /// [`AsyncBufferedInput::DEFAULT_CAPACITY`]).
+    #[must_use]
+    pub fn with_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// Sets the read-ahead of the inputs it opens (default: [`ReadAhead::default()`]; `None`:
+    /// none).
+    #[must_use]
+    pub fn with_read_ahead(mut self, read_ahead: Option<ReadAhead>) -> Self {
+        self.read_ahead = read_ahead;
+        self
+    }
+
+    /// Makes the inputs it opens share `budget` for their read-ahead.
+    #[must_use]
+    pub fn with_budget(mut self, budget: MemoryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Reads every file through `cache`, keyed by the file's path or URL.
+    #[cfg(feature = "cache")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cache")))]
+    #[must_use]
+    pub fn with_cache(mut self, cache: BlockCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// Passes every file's source through `layer` when it is opened (after the cache, if
+    /// any): retries, a request limiter, a simulated link. Each layer that boxes its source
+    /// again costs one more boxed future per fetch.
+    #[must_use]
+    pub fn with_source_layer(
+        mut self,
+        layer: impl Fn(DynSource) -> DynSource + Send + Sync + 'static,
+    ) -> Self {
+        self.layer = Some(Arc::new(layer));
+        self
+    }
+
+    /// The folder, as messages name it: a path or a URL ending in `/`.
+    pub fn location(&self) -> String {
+        self.backend.location()
+    }
+
+    /// The names of the folder's files (not sub-folders), sorted, as Lucene's `listAll`.
+    /// Remembers each one's length, so [`open`](Self::open) and [`length`](Self::length) of a
+    /// listed file ask nothing more.
+    ///
+    /// # Errors
+    ///
+    /// The backend's error (`NotFound` for a folder that does not exist), naming the folder.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: the listing is abandoned and nothing is remembered.
+    pub async fn list(&self) -> io::Result<Vec<String>> {
+        let listed = self.backend.list().await?;
+        let mut names = Vec::with_capacity(listed.len());
+        {
+            let mut lengths = self.lengths();
+            for (name, length) in listed {
+                lengths.insert(name.clone(), length);
+                names.push(name);
+            }
+        }
+        names.sort_unstable();
+        Ok(names)
+    }
+
+    /// The length of file `name`: the one learned from a listing or an open if there is one,
+    /// otherwise asked of the backend (a `stat`, a `HEAD`) and remembered.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a name that is not a plain file name; the backend's error naming
+    /// the file and the folder (`NotFound` for a missing file).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    pub async fn length(&self, name: &str) -> io::Result<u64> {
+        self.check_name(name)?;
+        if let Some(&length) = self.lengths().get(name) {
+            return Ok(length);
+        }
+        let length = self.backend.length(name).await?;
+        self.lengths().insert(name.to_owned(), length);
+        Ok(length)
+    }
+
+    /// Opens file `name` as an input with the directory's window size, read-ahead, budget,
+    /// cache and layer. The input knows its length at once: no `HEAD` for a file whose length
+    /// the directory knows, one otherwise (local files: one `stat` on opening).
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a name that is not a plain file name (empty, `.`, `..`, or with a
+    /// `/` or `\`); the backend's error naming the file and the folder (`NotFound` for a
+    /// missing file).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a file opened after the future is dropped is closed.
+    pub async fn open(&self, name: &str) -> io::Result<DirectoryInput> {
+        self.check_name(name)?;
+        let known = self.lengths().get(name).copied();
+        let (source, length) = match self.backend.open(name, known).await? {
+            Opened::Local(source, length) => (self.erase(source), length),
+            #[cfg(feature = "object-store")]
+            Opened::Store(source) => {
+                let length = source.length();
+                (self.erase(source), length)
+            }
+        };
+        self.lengths().insert(name.to_owned(), length);
+        let mut fetch = PositionalFetch::new(source);
+        fetch.set_read_ahead(self.read_ahead);
+        if let Some(budget) = &self.budget {
+            fetch = fetch.with_budget(budget.clone());
+        }
+        fetch.set_length(length);
+        Ok(match self.capacity {
+            Some(capacity) => AsyncBufferedInput::with_capacity(capacity, fetch),
+            None => AsyncBufferedInput::new(fetch),
+        })
+    }
+
+    /// The known lengths, whatever a panicking holder left (a map of numbers stays valid).
+    fn lengths(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {
+        self.lengths.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `source` behind the cache and the layer, as one `DynSource`.
+    fn erase<S: PositionalSource>(&self, source: S) -> DynSource {
+        #[cfg(feature = "cache")]
+        let source = match &self.cache {
+            Some(cache) => DynSource::new(Cached::new(source, cache.clone())),
+            None => DynSource::new(source),
+        };
+        #[cfg(not(feature = "cache"))]
+        let source = DynSource::new(source);
+        match &self.layer {
+            Some(layer) => layer(source),
+            None => source,
+        }
+    }
+
+    /// `InvalidInput` unless `name` is a plain file name of this folder.
+    fn check_name(&self, name: &str) -> io::Result<()> {
+        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{name:?} in {}: not a file name (empty, `.`, `..`, or with a `/` or `\\`)",
+                    self.location()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Directory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Directory")
+            .field("location", &self.backend)
+            .field("known_lengths", &self.lengths().len())
+            .field("capacity", &self.capacity)
+            .field("read_ahead", &self.read_ahead)
+            .field("budget", &self.budget)
+            .field("layer", &self.layer.is_some())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,38 @@
+//! Directories: one handle per index location that opens its files by name, in the manner of
+//! Lucene's `Directory` (`openInput`, `listAll`, `fileLength`).
+//!
+//! A [`Directory`] is a local folder, a URL prefix on an HTTP server, an `s3://bucket/prefix/`
+//! (feature `object-store`), or any `object_store` location. It holds what its inputs share:
+//! one store client (one connection pool), the window size, the read-ahead default, a
+//! [`MemoryBudget`](crate::MemoryBudget), and a `BlockCache` (feature `cache`). Every
+//! file opens as the same type, a [`DirectoryInput`], whatever the backend. Lengths learned from
+//! a [listing](Directory::list) are kept, so opening a listed file asks no `HEAD`.
+//!
+//! ```
+//! use async_buffered_input::lucene::Directory;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let dir = Directory::local(env!("CARGO_MANIFEST_DIR"));
+//! assert!(dir.list().await?.iter().any(|name| name == "Cargo.toml"));
+//! let mut input = dir.open("Cargo.toml").await?;
+//! assert_eq!(input.known_length(), Some(dir.length("Cargo.toml").await?));
+//! assert_eq!(&input.read_bytes_owned(9).await?[..], b"[package]");
+//! # Ok(())
+//! # }
+//! ```
+
+mod backend;
+// One type per file, named after it.
+#[allow(clippy::module_inception)]
+mod directory;
+
+pub use directory::Directory;
+
+use crate::input::fetch::PositionalFetch;
+use crate::input::AsyncBufferedInput;
+use crate::source::DynSource;
+
+/// What a [`Directory`] opens: an input over a [`DynSource`], the same type for every backend.
+/// Slices and clones of it are `DirectoryInput`s too.
+pub type DirectoryInput = AsyncBufferedInput<PositionalFetch<DynSource>>;

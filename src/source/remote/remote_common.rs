@@ -1,0 +1,45 @@
+//! What the remote sources (`ObjectStoreSource`, `OpendalSource`) share: the TLS provider their
+//! HTTP clients need, the error of a response shorter than asked, and (in tests) the check that
+//! a server that is down fails fast.
+
+use std::io;
+
+use crate::error::source_error::SourceError;
+
+/// Installs rustls' `ring` provider as the process default, unless one is already installed
+/// (the HTTP clients of object stores and of WebDAV operators need one).
+pub(crate) fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race with another thread installing one is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+/// The error of a response of `got` bytes where `expected` were asked for: `UnexpectedEof`
+/// (the object shrank, or the length hint was wrong), under `context`; `who` is what answered
+/// ("server", "service").
+pub(crate) fn short_response(context: String, who: &str, got: usize, expected: usize) -> io::Error {
+    SourceError::wrap(
+        context,
+        io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("the {who} sent {got} bytes, not {expected}"),
+        ),
+    )
+}
+
+/// Awaits `open`, which must fail within `bound` seconds; returns its error.
+#[cfg(test)]
+pub(crate) async fn fails_within<T: std::fmt::Debug>(
+    bound: u64,
+    open: impl std::future::Future<Output = io::Result<T>>,
+) -> io::Error {
+    let started = std::time::Instant::now();
+    let e = open.await.unwrap_err();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(bound),
+        "{:?}",
+        started.elapsed()
+    );
+    e
+}
