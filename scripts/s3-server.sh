@@ -19,7 +19,8 @@
 #   scripts/s3-server.sh status           exit 0 if the gateway answers and the bucket exists; logs
 #                                         each process as running or stopped
 #   scripts/s3-server.sh kill-volume N [SIG]  stop volume server N (1-3) with SIG (default KILL: a
-#                                         crash, the master is not told; TERM: a clean stop)
+#                                         crash, the master is not told; TERM: a clean stop, which
+#                                         may take up to 30 s while its connections drain)
 #   scripts/s3-server.sh start-volume N   start volume server N again (same port and data folder)
 #                                         and wait until the master lists it
 #
@@ -33,7 +34,7 @@
 # six processes, the identities file and the printed variables. Telemetry is off (-telemetry=false)
 # and no process listens on a fixed port (Iceberg and Lance ports off, gRPC ports chosen here).
 # Env: S3_PORT (the gateway's port, default: a free port), S3_BUCKET (default abi-test),
-# S3_TIMEOUT (seconds to wait for the cluster to serve a PUT and a GET, default 60; it takes ~10 s).
+# S3_TIMEOUT (seconds to wait for the cluster to serve a PUT and a GET, default 60; it takes 3-10 s).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -274,7 +275,9 @@ cmd_kill-volume() {
   [[ $sig == KILL || $sig == TERM ]] || die "SIG must be KILL or TERM, not '$sig'"
   alive "$pid" || { log "volume server $1 is not running"; return 0; }
   kill -"$sig" "$pid"
-  wait_for 10 "volume server $1 (pid $pid) to exit" eval "! alive $pid" \
+  # After TERM it leaves the master at once, then drains its HTTP connections: once in our
+  # trials that took more than 10 s (its -idleTimeout is 30 s).
+  wait_for 35 "volume server $1 (pid $pid) to exit" eval "! alive $pid" \
     || { kill -KILL "$pid" 2>/dev/null || true; }
   log "volume server $1 (:$(port_of "volume$1"), pid $pid) stopped with SIG$sig"
 }
