@@ -28,16 +28,16 @@
 # Tears everything down on exit, whatever happened.
 #
 #   scripts/throughput-backends.sh [HARNESS ARGS...]    as root (installs what is missing: apt,
-#                                                       npm), or a user who may use FUSE
+#                                                       pip), or a user who may use FUSE
 #
 # Extra arguments go to the harness after the script's own (later ones win: --sizes 1,100, ...).
 # Env: FILE_SIZE (default 16MiB), WRITE_BUFFER (default 1KiB, as the classic test wrote),
-#      SIZES (default 8,100,8192,65536; not 1: s3rver answers the 1-byte range `bytes=0-0` with
-#      the whole object, so the unbuffered reader's first 1-byte request fails there, FAILED in
-#      the table), CAPACITIES (default 64KiB), BUDGET (default 3s: the slowest cells, the
-#      buffered readers over s3rver, take 1-7 s for 3 passes, and every request a cell makes is
-#      made again to verify it), SLOW_BUDGET (default 0.5s: the unbuffered reader and the byte
-#      loop, which never finish a pass; at 1 s, with BUDGET 10s, the table took 119-136 s on
+#      SIZES (default 8,100,8192,65536; 1 was left out for s3rver, which answered the 1-byte
+#      range `bytes=0-0` with the whole object; SeaweedFS answers it with one byte), CAPACITIES
+#      (default 64KiB), BUDGET (default 3s: the slowest cells, the buffered readers without
+#      read-ahead over SeaweedFS at 14-25 MB/s, take 2-3.5 s for 3 passes, and every request a
+#      cell makes is made again to verify it), SLOW_BUDGET (default 0.5s: the unbuffered
+#      reader and the byte loop, which never finish a pass; at 1 s, with BUDGET 10s, the table took 119-136 s on
 #      this 2-core machine when it ran slower, over TABLE_LIMIT), REPEAT (default 3:
 #      passes per cell of the table and the FTP mount's run, limit rows included; one pass of
 #      16 MiB over nginx on loopback takes about 8 ms, too short to time alone), OUT_DIR (keep the JSON
