@@ -13,7 +13,7 @@
 #   - the mount's limit row (1 MiB reads straight from it) read the whole file;
 #   - every row was verified byte for byte in its untimed pass (the example itself exits 1
 #     otherwise).
-# Then runs the ignored FUSE test of tests/source_page_cache.rs on the mount (FileSource notices
+# Then runs the ignored FUSE test of tests/it/source/page_cache.rs on the mount (FileSource notices
 # that FUSE refuses RWF_NOWAIT reads and reads through the blocking pool).
 # Tears everything down on exit, whatever happened.
 #
@@ -99,6 +99,6 @@ print("sshfs check: harness passed")
 PY
 
 log "FileSource on the FUSE mount"
-ABI_FUSE_DIR=$work/mnt cargo test --all-features --test source_page_cache -- --ignored --exact \
-  a_file_system_without_nowait_reads_turns_them_off
+ABI_FUSE_DIR=$work/mnt cargo test --all-features --test it -- --ignored --exact \
+  source::page_cache::a_file_system_without_nowait_reads_turns_them_off
 log "sshfs check: passed"

@@ -235,7 +235,7 @@ pub struct Harness<F> {
 /// The largest read the retry mode retries: a retry copies what the failed attempts kept, so a
 /// read of `n` bytes retried once per byte costs `n * n` bytes of copying (and, with debug
 /// assertions, as many steps checking the kept parts). At 64 KiB such cases took 6 s each
-/// and slowed the whole run; longer retried reads are `tests/progress.rs`'s.
+/// and slowed the whole run; longer retried reads are `tests/it/input/progress.rs`'s.
 const MAX_RETRIED: u64 = 1 << 14;
 
 /// The most attempts a read that needs `needed` bytes from the position may take, through a

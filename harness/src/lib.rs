@@ -38,7 +38,7 @@
 //!
 //! The modules, one concept each, in layers. What a run does flows plan → run → report →
 //! output; imports point down only: a module imports from the layers below its own and from
-//! the modules listed before it in its layer, never back up (no circle; `tests/layers.rs`
+//! the modules listed before it in its layer, never back up (no circle; `tests/it/layers.rs`
 //! checks it):
 //!
 //! 1. foundations: `units` (sizes, durations, rates, ratios, read and printed), `error`

@@ -4,7 +4,7 @@
 //!
 //! Formats: `SegmentInfos` versions 7 to 10 (Lucene 7.0 to 8.x), `Lucene86SegmentInfoFormat`
 //! and `Lucene50CompoundFormat`, as Lucene 8.6 to 8.11 write them (checked against indexes
-//! written by Lucene itself: `tests/lucene_index.rs`). Lucene 9's formats (little-endian, other
+//! written by Lucene itself: `tests/it/lucene/index.rs`). Lucene 9's formats (little-endian, other
 //! codec names) are refused with a clear error naming the file.
 //!
 //! ```

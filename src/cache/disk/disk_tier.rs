@@ -52,7 +52,7 @@ use crate::stats::metrics;
 /// memory tier (quick_cache, with the shared [`MemoryBudget`](crate::MemoryBudget) and
 /// single-flight loads) rather than sit under it. It checks an xxHash64 on every load and drops
 /// an entry that fails, recovers after a restart and bounds its device, as this tier does;
-/// this tier is about 1,000 lines with its unit tests, and `tests/disk_cache.rs` pins down
+/// this tier is about 1,000 lines with its unit tests, and `tests/it/cache/disk_cache.rs` pins down
 /// each guarantee above.
 ///
 /// # Examples

@@ -1,5 +1,5 @@
 //! What a `PositionalFetch` holds and has in flight: private state, which the integration
-//! tests (`tests/source_read_ahead.rs`) only see from the source's side (requests asked and
+//! tests (`tests/it/source/read_ahead.rs`) only see from the source's side (requests asked and
 //! alive), not as chunks the fetcher keeps after they arrived.
 
 use std::time::Duration;

@@ -18,7 +18,7 @@
 //! with the model, and `stats()` agrees with the bytes handed out and, over streams, with what
 //! the stream saw (via `Counting`).
 
-mod common;
+use crate::common;
 
 use std::io::{self, Cursor, ErrorKind, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};

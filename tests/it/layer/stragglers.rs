@@ -9,11 +9,11 @@
 //! mkdir -p /tmp/abi-data && head -c 5000000 /dev/urandom > /tmp/abi-data/blob.bin
 //! set -a; eval "$(scripts/http-server.sh up /tmp/abi-data)"; set +a
 //! ABI_OBJECT_FILE=/tmp/abi-data/blob.bin ABI_HTTP_URL=$HTTP_URL \
-//!   cargo test --features object-store --test stragglers -- --include-ignored --nocapture
+//!   cargo test --features object-store --test it -- --include-ignored layer::stragglers:: --nocapture
 //! ```
 #![cfg(feature = "object-store")]
 
-mod fault_proxy;
+use crate::fault_proxy;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

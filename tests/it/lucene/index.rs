@@ -11,7 +11,7 @@
 //! no-op when `cargo test` has just built it), in the same target folder and profile.
 
 #[cfg(feature = "object-store")]
-mod servers;
+use crate::servers;
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;

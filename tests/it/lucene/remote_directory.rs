@@ -8,7 +8,7 @@
 //! (`.ci/run` writes a fresh one with Lucene each run).
 #![cfg(feature = "object-store")]
 
-mod servers;
+use crate::servers;
 
 use std::collections::{BTreeSet, HashMap};
 use std::io;
@@ -85,7 +85,7 @@ async fn segment_service(url: &str, local: Local) -> io::Result<(SegmentInfos, V
 
 #[test]
 fn the_users_program_fits_in_40_lines() {
-    let source = include_str!("lucene_directory.rs");
+    let source = include_str!("remote_directory.rs");
     let start = source
         .find("// ---- The user's program")
         .expect("start marker");

@@ -4,9 +4,6 @@
 //! inputs, slices and clones reading through a small cache that evicts as it goes.
 #![cfg(feature = "cache")]
 
-#[macro_use]
-mod common;
-
 use std::io::{self, ErrorKind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

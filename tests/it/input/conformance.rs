@@ -7,8 +7,7 @@
 //!
 //! To add a source, add one line: `conformance_tests!(family name, |data: Vec<u8>| make(data));`
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::io::{Cursor, ErrorKind};
 use std::time::Duration;

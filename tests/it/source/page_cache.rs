@@ -7,7 +7,7 @@
 //! tests then fail, saying so.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

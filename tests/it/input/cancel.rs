@@ -7,7 +7,7 @@
 //! `start_seek` while a seek is in flight fails, so the input must finish (`poll_complete`) an
 //! abandoned seek before starting another one.
 
-mod common;
+use crate::common;
 
 use std::io::SeekFrom;
 use std::sync::atomic::Ordering;

@@ -10,10 +10,10 @@
 //! set -a; eval "$(scripts/http-server.sh up /tmp/abi-data)"; eval "$(scripts/s3-server.sh up /tmp/abi-s3)"; set +a
 //! scripts/s3-server.sh upload /tmp/abi-data/blob.bin blob.bin
 //! ABI_OBJECT_FILE=/tmp/abi-data/blob.bin ABI_HTTP_URL=$HTTP_URL ABI_S3_BUCKET=$S3_BUCKET \
-//!   cargo test -p throughput-harness --features object-store --test harness_object_store -- --include-ignored
+//!   cargo test -p throughput-harness --features object-store --test it -- --include-ignored object_store::
 //! ```
 //!
-//! Variables, as in the library's `tests/source_object_store.rs`: `ABI_OBJECT_FILE` (a local
+//! Variables, as in the library's `tests/it/source/object_store.rs`: `ABI_OBJECT_FILE` (a local
 //! file; the servers serve it under its file name), `ABI_HTTP_URL` (nginx's base URL),
 //! `ABI_S3_BUCKET` (the bucket holding it) with the `AWS_*` variables `scripts/s3-server.sh up`
 //! prints. A test that needs one and does not find it fails.
@@ -25,7 +25,7 @@ use std::time::Duration;
 use async_buffered_input::ReadAhead;
 use throughput_harness::{Checksum, Plan, ReaderKind, Report, Source, SourceReport};
 
-const THIS: &str = "harness/tests/harness_object_store.rs";
+const THIS: &str = "harness/tests/it/object_store.rs";
 
 fn env(name: &str) -> String {
     abi_testkit::server_var(name, THIS)

@@ -9,7 +9,7 @@
 //! mkdir -p /tmp/abi-data && head -c 5000000 /dev/urandom > /tmp/abi-data/blob.bin
 //! set -a; eval "$(scripts/ftp-server.sh up /tmp/abi-data)"; eval "$(scripts/webdav-server.sh up /tmp/abi-data)"; set +a
 //! ABI_OBJECT_FILE=/tmp/abi-data/blob.bin ABI_FTP_URL=$FTP_URL ABI_WEBDAV_URL=$WEBDAV_URL \
-//!   cargo test --features opendal --test source_opendal -- --include-ignored
+//!   cargo test --features opendal --test it -- --include-ignored source::opendal::
 //! scripts/ftp-server.sh down; scripts/webdav-server.sh down
 //! ```
 //!

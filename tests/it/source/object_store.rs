@@ -10,7 +10,7 @@
 //! set -a; eval "$(scripts/http-server.sh up /tmp/abi-data)"; eval "$(scripts/s3-server.sh up /tmp/abi-s3)"; set +a
 //! scripts/s3-server.sh upload /tmp/abi-data/blob.bin blob.bin
 //! ABI_OBJECT_FILE=/tmp/abi-data/blob.bin ABI_HTTP_URL=$HTTP_URL ABI_S3_BUCKET=$S3_BUCKET \
-//!   cargo test --features object-store --test source_object_store -- --include-ignored
+//!   cargo test --features object-store --test it -- --include-ignored source::object_store::
 //! ```
 //!
 //! Variables: `ABI_OBJECT_FILE` (a local file; the servers serve it under its file name),
@@ -29,7 +29,7 @@ use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{Fetch, PositionalFetch, ReadAhead};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const THIS: &str = "tests/source_object_store.rs";
+const THIS: &str = "tests/it/source/object_store.rs";
 
 fn env(name: &str) -> String {
     abi_testkit::server_var(name, THIS)

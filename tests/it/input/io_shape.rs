@@ -9,7 +9,7 @@ use async_buffered_input::StreamFetch;
 use async_buffered_input::{AsyncBufferedInput, Stats};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 
-mod common;
+use crate::common;
 use common::read_ok;
 
 const KIB: usize = 1024;

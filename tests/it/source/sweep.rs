@@ -2,7 +2,7 @@
 //! of the shared conformance suite: random reads, seeks, skips and length queries at many window
 //! sizes, each compared with a `Vec<u8>` model (bytes, `UnexpectedEof`, position).
 
-mod common;
+use crate::common;
 
 use std::io::ErrorKind;
 use std::sync::atomic::Ordering;

@@ -16,20 +16,20 @@
 //! `ABI_FAULTS_DEBUG=1` also prints every request the proxy saw and which it faulted.
 //!
 //! The server tests are `#[ignore]`d in a plain `cargo test`; `.ci/run` starts the servers and
-//! runs them with `--include-ignored`. By hand, as in `tests/source_object_store.rs`:
+//! runs them with `--include-ignored`. By hand, as in `tests/it/source/object_store.rs`:
 //!
 //! ```text
 //! mkdir -p /tmp/abi-data && head -c 5000000 /dev/urandom > /tmp/abi-data/blob.bin
 //! set -a; eval "$(scripts/http-server.sh up /tmp/abi-data)"; eval "$(scripts/s3-server.sh up /tmp/abi-s3)"; set +a
 //! scripts/s3-server.sh upload /tmp/abi-data/blob.bin blob.bin
 //! ABI_OBJECT_FILE=/tmp/abi-data/blob.bin ABI_HTTP_URL=$HTTP_URL ABI_S3_BUCKET=$S3_BUCKET \
-//!   cargo test --features object-store --test network_faults -- --include-ignored --nocapture
+//!   cargo test --features object-store --test it -- --include-ignored layer::network_faults:: --nocapture
 //! ```
 //!
 //! The proxy's own tests (`proxy_*`) need no server and always run.
 #![cfg(feature = "object-store")]
 
-mod fault_proxy;
+use crate::fault_proxy;
 
 use std::io::{self, ErrorKind};
 use std::net::SocketAddr;
@@ -163,7 +163,7 @@ enum Server {
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {
         panic!(
-            "{name} is not set: this test needs the servers; see the top of tests/network_faults.rs"
+            "{name} is not set: this test needs the servers; see the top of tests/it/layer/network_faults.rs"
         )
     })
 }
@@ -210,7 +210,7 @@ impl Server {
                 (source, url)
             }
             Server::S3 => {
-                // As `from_url("s3://...")` builds it (see tests/source_object_store.rs), with
+                // As `from_url("s3://...")` builds it (see tests/it/source/object_store.rs), with
                 // the endpoint moved to the proxy; SigV4 signs the proxy's Host, which the
                 // proxy forwards unchanged.
                 let bucket = env("ABI_S3_BUCKET");

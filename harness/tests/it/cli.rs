@@ -6,7 +6,7 @@
 //! no-op when `cargo test` has just built it), in the same target folder, profile and features
 //! as this test.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -2,7 +2,7 @@
 //! measures and reports, source by source, and that its verification catches wrong bytes. No
 //! test asserts a speed.
 
-mod common;
+use crate::common;
 
 use std::io;
 use std::path::Path;

@@ -423,7 +423,11 @@ fn a_process_killed_while_writing_leaves_nothing_served_wrong() {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "a_process_killed_while_writing_leaves_nothing_served_wrong",
+                // This test's own name, as the test binary lists it.
+                &format!(
+                    "{}::a_process_killed_while_writing_leaves_nothing_served_wrong",
+                    module_path!().split_once("::").unwrap().1
+                ),
                 "--nocapture",
                 "--test-threads=1",
             ])

@@ -2,7 +2,7 @@
 //! seeks that pend and seeks that fail. After every error: same `ErrorKind`, message naming the
 //! position, `position()` unchanged, and the input keeps working once the source recovers.
 
-mod common;
+use crate::common;
 
 use std::io::{self, ErrorKind, SeekFrom};
 use std::sync::atomic::Ordering;

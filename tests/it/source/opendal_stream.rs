@@ -10,8 +10,8 @@
 //! it reads from the stream leaves the next reads right.
 #![cfg(feature = "opendal")]
 
-mod fault_proxy;
-mod servers;
+use crate::fault_proxy;
+use crate::servers;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,0 +1,4 @@
+//! The block cache and its disk tier.
+
+mod block_cache;
+mod disk_cache;

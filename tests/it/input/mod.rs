@@ -1,0 +1,19 @@
+//! The input: reads, seeks, typed decoding, checksums, errors, cancellation, stats, against models and hostile sources.
+
+mod cancel;
+mod checksum;
+mod conformance;
+mod decode;
+mod error_messages;
+mod hostile;
+mod interop;
+mod io_shape;
+mod memory;
+mod model;
+mod progress;
+mod ranges;
+mod reliability;
+mod resources;
+mod send_sync;
+mod stats_group;
+mod window_view;

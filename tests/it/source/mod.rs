@@ -1,0 +1,8 @@
+//! Sources: local files and the page cache, object stores, OpenDAL, read-ahead, and the sweep over every source.
+
+mod object_store;
+mod opendal;
+mod opendal_stream;
+mod page_cache;
+mod read_ahead;
+mod sweep;
