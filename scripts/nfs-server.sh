@@ -17,8 +17,10 @@
 #                                      NFS_EXPORT=/<export>  NFS_DIR=<abs DIR>  NFS_IMPL=ganesha|rust
 #                                      NFS_LOG=<server log>
 #                                    A file F in DIR is NFS_URL/F. NFS_MOUNT_PORT is NFS_PORT for rust;
-#                                    for ganesha it is also found through the portmapper on :111
-#                                    (libnfs: nfs://127.0.0.1/<export>/F?version=3 finds both ports).
+#                                    ganesha answers MOUNT only on its own port, which a client finds
+#                                    through the portmapper on :111 or is given: NFS_URL/F?mountport=
+#                                    $NFS_MOUNT_PORT (libnfs: nfs://127.0.0.1/<export>/F?version=3 asks
+#                                    the portmapper for both ports).
 #   scripts/nfs-server.sh down       stop it (safe to repeat)
 #   scripts/nfs-server.sh status     exit 0 if it answers (an NFSv3 NULL call, from our own process)
 #
