@@ -7,9 +7,7 @@
 
 #[macro_use]
 mod common;
-#[allow(dead_code)]
 mod fault_proxy;
-#[allow(dead_code)]
 mod servers;
 
 mod cache;
