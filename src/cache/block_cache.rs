@@ -76,10 +76,10 @@ struct Shared {
 
 impl BlockCache {
     /// The block size of [`BlockCache::new`]: 64 KiB.
-    pub const DEFAULT_BLOCK_SIZE: usize = 64 * 1024;
+    pub(crate) const DEFAULT_BLOCK_SIZE: usize = 64 * 1024;
 
     /// A cache holding at most `capacity` bytes of blocks of
-    /// [`DEFAULT_BLOCK_SIZE`](Self::DEFAULT_BLOCK_SIZE).
+    /// 64 KiB.
     ///
     /// # Panics
     ///

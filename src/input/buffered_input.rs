@@ -10,7 +10,7 @@ use tokio::io::ReadBuf;
 use crate::error::{Amount, Error};
 use crate::input::cursor::Cursor;
 use crate::input::engine::fetcher::Fetcher;
-use crate::input::engine::read_engine::{self, ReadExact, Refill};
+use crate::input::engine::read_engine::{ReadExact, Refill};
 use crate::input::fetch::{Fetch, IntoFetch};
 use crate::stats::Stats;
 
@@ -77,7 +77,7 @@ use crate::stats::Stats;
 ///   [`RetryPolicy::is_transient`](crate::layer::RetryPolicy::is_transient) names, except
 ///   `UnexpectedEof`) having got part of its bytes (from the window, straight from the
 ///   source, or a varint's or a string's length prefix): those bytes, at most
-///   [`MAX_KEPT_FOR_RETRY`](Self::MAX_KEPT_FOR_RETRY) from the position, so that its retry
+///   16 MiB from the position, so that its retry
 ///   fetches only the rest. They are dropped by the next seek, by the next read that completes
 ///   beyond the window (reads served from the window alone leave them), when a read fails with
 ///   any other error (a read past the end keeps nothing), and by [`release`](Self::release). A
@@ -132,16 +132,11 @@ struct EndSeek {
 
 impl<F> AsyncBufferedInput<F> {
     /// The window size [`new`](Self::new) uses: 8 KiB.
-    pub const DEFAULT_CAPACITY: usize = 8192;
-
-    /// The most bytes a failed read keeps for its retry: 16 MiB (see "Memory" above). A longer
-    /// read over a source that fails now and then keeps its first 16 MiB; each retry must then
-    /// fetch the rest without a failure.
-    pub const MAX_KEPT_FOR_RETRY: usize = read_engine::MAX_KEPT_FOR_RETRY;
+    pub(crate) const DEFAULT_CAPACITY: usize = 8192;
 }
 
 impl<F: Fetch> AsyncBufferedInput<F> {
-    /// An input over `source` with a window of [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY)
+    /// An input over `source` with a window of 8 KiB
     /// bytes.
     ///
     /// `source` is any `AsyncRead + AsyncSeek + Unpin` stream (read from offset 0, whatever its
@@ -288,7 +283,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
 
     /// The length, if it is known without I/O: asked before, or known from the start (a slice).
     pub fn known_length(&self) -> Option<u64> {
-        self.fetch().known_length()
+        self.fetcher().known_length()
     }
 
     /// The window's size in bytes.
@@ -305,9 +300,16 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     }
 
     /// The range of offsets the window holds. A seek inside it (ends included) costs no I/O.
-    pub fn window(&self) -> Range<u64> {
+    pub(crate) fn window_range(&self) -> Range<u64> {
         let window = self.refill.window();
         window.start()..window.end()
+    }
+
+    /// [`window_range`](Self::window_range), for this crate's tests.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
+    pub fn window(&self) -> Range<u64> {
+        self.window_range()
     }
 
     /// A snapshot of the counters of work done so far.
@@ -344,14 +346,28 @@ impl<F: Fetch> AsyncBufferedInput<F> {
 
     /// The fetcher: for a [`PositionalFetch`](crate::PositionalFetch), the source and
     /// the read-ahead.
-    pub fn fetch(&self) -> &F {
+    pub(crate) fn fetcher(&self) -> &F {
         self.refill.fetcher().get_ref()
     }
 
     /// The fetcher, mutably (for example to change a
     /// [`PositionalFetch`](crate::PositionalFetch)'s read-ahead). The window is kept.
-    pub fn fetch_mut(&mut self) -> &mut F {
+    pub(crate) fn fetcher_mut(&mut self) -> &mut F {
         self.refill.fetcher_mut().get_mut()
+    }
+
+    /// [`fetcher`](Self::fetcher), for this crate's tests.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
+    pub fn fetch(&self) -> &F {
+        self.fetcher()
+    }
+
+    /// [`fetcher_mut`](Self::fetcher_mut), for this crate's tests.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
+    pub fn fetch_mut(&mut self) -> &mut F {
+        self.fetcher_mut()
     }
 
     // ----- for the other files of `input` -----

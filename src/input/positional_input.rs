@@ -73,7 +73,7 @@ impl<S: PositionalSource> Clone for AsyncBufferedInput<PositionalFetch<S>> {
     /// # }
     /// ```
     fn clone(&self) -> Self {
-        let mut input = AsyncBufferedInput::with_capacity(self.capacity(), self.fetch().clone())
+        let mut input = AsyncBufferedInput::with_capacity(self.capacity(), self.fetcher().clone())
             .with_resource(self.shared_resource());
         input.seek_to(self.position());
         if let Some(group) = self.stats_group() {
@@ -128,7 +128,7 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
         if ranges.is_empty() {
             return Ok(Vec::new());
         }
-        self.fetch().read_ranges(ranges).await.map_err(|(i, e)| {
+        self.fetcher().read_ranges(ranges).await.map_err(|(i, e)| {
             let r = &ranges[i.min(ranges.len().saturating_sub(1))];
             self.error(
                 e,
@@ -230,7 +230,7 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
         let length = match self.known_length() {
             Some(length) => length,
             None => self
-                .fetch()
+                .fetcher()
                 .view_length()
                 .await
                 .map_err(|e| fail(e.into()))?,
@@ -241,7 +241,7 @@ impl<S: PositionalSource> AsyncBufferedInput<PositionalFetch<S>> {
                 ByteCount(length.saturating_sub(offset))
             ))));
         }
-        let fetch = self.fetch().slice_unchecked(offset, len);
+        let fetch = self.fetcher().slice_unchecked(offset, len);
         let end = offset + len;
         let parent = self.resource();
         let resource = match name {

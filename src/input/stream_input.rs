@@ -9,7 +9,7 @@ use crate::input::AsyncBufferedInput;
 impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<StreamFetch<R>> {
     /// The stream.
     pub fn get_ref(&self) -> &R {
-        self.fetch().get_ref()
+        self.fetcher().get_ref()
     }
 
     /// The stream, mutably.
@@ -18,7 +18,7 @@ impl<R: AsyncRead + AsyncSeek + Unpin> AsyncBufferedInput<StreamFetch<R>> {
     /// next fetch seeks first. The window is kept: the caller must not change the bytes it
     /// covers.
     pub fn get_mut(&mut self) -> &mut R {
-        self.fetch_mut().get_mut()
+        self.fetcher_mut().get_mut()
     }
 
     /// The stream, dropping the window. Its cursor is wherever the input's last fetch or seek

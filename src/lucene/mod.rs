@@ -34,5 +34,5 @@ mod verify;
 pub use compound_directory::{CompoundDirectory, CompoundEntry};
 pub use directory::{Directory, DirectoryInput};
 pub use segment_info::SegmentInfo;
-pub use segment_infos::{radix36, SegmentCommitInfo, SegmentInfos};
+pub use segment_infos::{SegmentCommitInfo, SegmentInfos};
 pub use verify::{verify_commit, Verified};

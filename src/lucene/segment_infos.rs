@@ -259,7 +259,7 @@ impl SegmentInfos {
 }
 
 /// `n` in base 36, as Java's `Long.toString(n, Character.MAX_RADIX)` writes generations.
-pub fn radix36(mut n: u64) -> String {
+pub(crate) fn radix36(mut n: u64) -> String {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let mut out = Vec::new();
     loop {

@@ -55,8 +55,8 @@ pub struct Stats {
     pub bytes_from_window: u64,
     /// Bytes handed to callers bypassing the window: read by the source straight into their
     /// buffers (or copied there from read-ahead chunks that had arrived), or kept for its
-    /// retry by a read that failed (see
-    /// [`MAX_KEPT_FOR_RETRY`](crate::AsyncBufferedInput::MAX_KEPT_FOR_RETRY)).
+    /// retry by a read that failed (at most 16 MiB: see
+    /// [`AsyncBufferedInput`](crate::AsyncBufferedInput#errors-and-retries)).
     pub bytes_direct: u64,
 }
 

@@ -184,7 +184,7 @@ fn cache_tiers_are_counted() {
     let data: Vec<u8> = (0..8 * bs).map(|i| (i % 251) as u8).collect();
     let ((stats, disk_bytes), snapshotter) = recorded_with(async {
         // Room on disk for 4 of the 8 blocks, in memory for all of them.
-        let slot = (bs + DiskTier::SLOT_OVERHEAD) as u64;
+        let slot = (bs + 552) as u64;
         let disk = DiskTier::open(dir.path(), 4 * slot, bs).unwrap();
         // 8 misses in memory and on disk, 8 writes, 4 of them evicting an earlier block;
         // then 8 hits in memory.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::{Bytes, BytesMut};
 
-use super::files::{Files, MAX_REGION_FILES};
+use super::files::Files;
 use super::index::{Index, Reserve};
 use super::record::{self, DiskKey, HEADER, MAX_NAME};
 use crate::stats::metrics;
@@ -107,12 +107,9 @@ pub(crate) struct DiskStats {
 }
 
 impl DiskTier {
-    /// The most region files a tier keeps open (one more file, its lock, is open too).
-    pub const MAX_OPEN_FILES: usize = MAX_REGION_FILES as usize + 1;
-
     /// The bytes a block takes on disk besides its own: its header and the room for its
     /// source's name.
-    pub const SLOT_OVERHEAD: usize = HEADER + MAX_NAME;
+    pub(crate) const SLOT_OVERHEAD: usize = HEADER + MAX_NAME;
 
     /// Opens the tier in `dir` (created if missing), holding at most `capacity` bytes of blocks
     /// of `block_size` bytes (the cache's block size), with the blocks a previous process left
@@ -122,7 +119,7 @@ impl DiskTier {
     /// # Errors
     ///
     /// `InvalidInput` if `block_size` is 0 or `capacity` holds no slot (a block and
-    /// [`SLOT_OVERHEAD`](Self::SLOT_OVERHEAD)); the file system's error, naming the folder, if
+    /// 552 bytes); the file system's error, naming the folder, if
     /// it cannot be created, locked (another process has it open: `WouldBlock`) or read.
     pub fn open(dir: impl AsRef<Path>, capacity: u64, block_size: usize) -> io::Result<Self> {
         let dir = dir.as_ref();
@@ -187,12 +184,16 @@ impl DiskTier {
     }
 
     /// How many blocks it can hold.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
     pub fn slots(&self) -> u32 {
         self.shared.files.slots()
     }
 
-    /// How many region files it has open (at most
-    /// [`MAX_OPEN_FILES`](Self::MAX_OPEN_FILES)` - 1`).
+    /// How many region files it has open (at most 16; one more file, its lock, is
+    /// open too).
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
     pub fn region_files(&self) -> usize {
         self.shared.files.region_files()
     }
@@ -351,7 +352,7 @@ impl fmt::Debug for DiskTier {
             .field("dir", &self.dir())
             .field("capacity", &self.capacity())
             .field("block_size", &self.block_size())
-            .field("slots", &self.slots())
+            .field("slots", &self.shared.files.slots())
             .field("stats", &self.stats())
             .finish()
     }

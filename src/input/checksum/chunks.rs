@@ -68,7 +68,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             }
             // Fetch up to where the window's bytes start, if they come next.
             let mut want = left.min(CHUNK as u64);
-            let window = self.window();
+            let window = self.window_range();
             if !window.is_empty() && window.start > at {
                 want = want.min(window.start - at);
             }

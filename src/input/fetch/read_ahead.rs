@@ -17,9 +17,9 @@ use std::time::Duration;
 ///   the consumer has to wait for a chunk still in flight (the source is slower than the
 ///   consumer: a local disk, a mount, a network link), it grows by 4x, the depth up to `depth`
 ///   first, then the chunk size up to `chunk_size` (by default 64 KiB x 2, 64 KiB x 4,
-///   256 KiB x 4, 1 MiB x 4, 4 MiB x 4). Up to [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT)
-///   (1 MiB) in flight it grows at every wait; past it only while the chunks it waits for are
-///   slow (most took more than 1 ms: [`SLOW_REQUEST`](Self::SLOW_REQUEST)). A link's latency
+///   256 KiB x 4, 1 MiB x 4, 4 MiB x 4). Up to
+///   1 MiB in flight it grows at every wait; past it only while the chunks it waits for are
+///   slow (most took more than 1 ms: 1 ms). A link's latency
 ///   is what more in flight can hide; a fast source on loopback (nginx, an FTP server) keeps a
 ///   consumer waiting because both share the CPU, and there chunks of 4 MiB only leave the
 ///   caches between the copy that collects a chunk and the copy that hands it out (nginx on
@@ -64,28 +64,28 @@ pub struct ReadAhead {
 
 impl ReadAhead {
     /// The default's largest chunk: 4 MiB.
-    pub const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
+    pub(crate) const DEFAULT_CHUNK_SIZE: usize = 4 << 20;
     /// The default's most chunks at a time: 4.
-    pub const DEFAULT_DEPTH: usize = 4;
+    pub(crate) const DEFAULT_DEPTH: usize = 4;
     /// Where an adaptive read-ahead starts: chunks of 64 KiB (or its largest, if smaller) ...
-    pub const INITIAL_CHUNK_SIZE: usize = 64 << 10;
+    pub(crate) const INITIAL_CHUNK_SIZE: usize = 64 << 10;
     /// ... 2 at a time (or its most, if fewer).
-    pub const INITIAL_DEPTH: usize = 2;
+    pub(crate) const INITIAL_DEPTH: usize = 2;
     /// An adaptive read-ahead grows up to this much in flight (`chunk * depth`, 1 MiB: 256 KiB
     /// x 4 by default) whenever the consumer waits; past it, only once the chunks it waits for
-    /// are slow (see [`SLOW_REQUEST`](Self::SLOW_REQUEST)).
-    pub const CHEAP_IN_FLIGHT: usize = 1 << 20;
+    /// are slow (see 1 ms).
+    pub(crate) const CHEAP_IN_FLIGHT: usize = 1 << 20;
     /// The chunks are slow when, of those the consumer waited for since the sequential run
     /// began (at its small shapes too), at least
     /// [`SLOW_WAITS`](Self::SLOW_WAITS) and more than half took more than this (1 ms) from
     /// being asked to their answer: the link's latency, not its bandwidth or the CPU, keeps the
-    /// consumer waiting, and more in flight than [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT)
+    /// consumer waiting, and more in flight than 1 MiB
     /// pays. A majority, not one: a busy machine makes some chunks slow on any link, and any
     /// link has a fast one now and then. Measured at 256 KiB x 4 (BENCHMARKS.md): nginx on
     /// loopback 0.2-0.5 ms, SSHFS and s3rver on loopback 2.5-4 ms.
-    pub const SLOW_REQUEST: Duration = Duration::from_millis(1);
+    pub(crate) const SLOW_REQUEST: Duration = Duration::from_millis(1);
     /// How many slow chunks, at least, say the chunks of a sequential run are slow: 2.
-    pub const SLOW_WAITS: u32 = 2;
+    pub(crate) const SLOW_WAITS: u32 = 2;
 
     /// Chunks of `chunk_size` bytes, at most `depth` of them at a time, always (fixed).
     ///
@@ -121,8 +121,8 @@ impl ReadAhead {
         })
     }
 
-    /// Adaptive: starts at [`INITIAL_CHUNK_SIZE`](Self::INITIAL_CHUNK_SIZE) ×
-    /// [`INITIAL_DEPTH`](Self::INITIAL_DEPTH) and grows while the consumer waits for chunks,
+    /// Adaptive: starts at 64 KiB ×
+    /// 2 and grows while the consumer waits for chunks,
     /// up to chunks of `max_chunk_size` bytes, `max_depth` at a time.
     ///
     /// # Panics
@@ -173,10 +173,10 @@ impl ReadAhead {
     }
 
     /// The shape after `(chunk, depth)` once the consumer waited for a chunk, `slow` whether the
-    /// chunks waited for so far in the sequential run are slow (see [`SLOW_REQUEST`](Self::SLOW_REQUEST)): the growth
+    /// chunks waited for so far in the sequential run are slow (see 1 ms): the growth
     /// rule, in this one place. The depth grows by 4x up to `depth`, then the chunk size by 4x
     /// up to `chunk_size` (several small chunks before a few large ones); past
-    /// [`CHEAP_IN_FLIGHT`](Self::CHEAP_IN_FLIGHT) in flight only if `slow`. A fixed read-ahead
+    /// 1 MiB in flight only if `slow`. A fixed read-ahead
     /// is at its full shape from the start.
     pub(crate) fn grown(&self, (chunk, depth): (usize, usize), slow: bool) -> (usize, usize) {
         const FACTOR: usize = 4;
@@ -194,8 +194,8 @@ impl ReadAhead {
 }
 
 impl Default for ReadAhead {
-    /// Adaptive, up to [`DEFAULT_CHUNK_SIZE`](Self::DEFAULT_CHUNK_SIZE) ×
-    /// [`DEFAULT_DEPTH`](Self::DEFAULT_DEPTH).
+    /// Adaptive, up to 4 MiB ×
+    /// 4.
     fn default() -> Self {
         Self::adaptive(Self::DEFAULT_CHUNK_SIZE, Self::DEFAULT_DEPTH)
     }

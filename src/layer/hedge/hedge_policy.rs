@@ -9,8 +9,8 @@ use std::time::Duration;
 ///   is one, if it is still unanswered and has waited longer than it;
 ///   [`fixed`](Self::fixed) uses one delay.
 /// - **Budget**: each request credits `budget` (default 0.05) hedges, at most
-///   [`MAX_BURST`](Self::MAX_BURST) saved; a hedge spends one. A read slower than the delay is
-///   hedged while more than [`RESERVE`](Self::RESERVE) hedges are saved; one still unanswered
+///   10 saved; a hedge spends one. A read slower than the delay is
+///   hedged while more than 2 hedges are saved; one still unanswered
 ///   at twice the delay may spend those too. So when the store's usual tail alone takes the
 ///   whole budget (a p95 delay asks a hedge for 5% of reads), the stragglers, far slower than
 ///   the rest, still get theirs. The budget starts with the reserve, so hedges never exceed
@@ -36,10 +36,10 @@ pub(crate) enum HedgeDelay {
 impl HedgePolicy {
     /// Hedges saved up at most: after a calm stretch, this many slow requests in a row can be
     /// hedged at once.
-    pub const MAX_BURST: f64 = 10.0;
+    pub(crate) const MAX_BURST: f64 = 10.0;
 
     /// Hedges kept for reads still unanswered at twice the delay (and given at the start).
-    pub const RESERVE: u32 = 2;
+    pub(crate) const RESERVE: u32 = 2;
 
     /// Hedge a request not answered after `delay`.
     pub fn fixed(delay: Duration) -> Self {

@@ -25,7 +25,7 @@ use crate::layer::{Limited, LimiterStats};
 ///
 /// # Default limits
 ///
-/// [`for_remote`](Self::for_remote) gives [`REMOTE_DEFAULT`](Self::REMOTE_DEFAULT) (64) requests
+/// [`for_remote`](Self::for_remote) gives 64 requests
 /// in flight, for HTTP and S3-style stores (Lance bounds a process at 128; S3 serves thousands
 /// of requests per second per prefix, but each costs a connection here). Local files need no
 /// limiter at all ([`unlimited`](Self::unlimited) still counts requests).
@@ -78,7 +78,7 @@ pub(crate) struct Turn<'a> {
 
 impl RequestLimiter {
     /// The default bound for remote stores (HTTP, S3, GCS, Azure): 64 requests in flight.
-    pub const REMOTE_DEFAULT: usize = 64;
+    pub(crate) const REMOTE_DEFAULT: usize = 64;
 
     /// A limiter letting at most `limit` requests be in flight at once.
     ///
@@ -96,7 +96,7 @@ impl RequestLimiter {
         Self::build(Some(limit))
     }
 
-    /// A limiter with [`REMOTE_DEFAULT`](Self::REMOTE_DEFAULT) permits, for an HTTP or S3-style
+    /// A limiter with 64 permits, for an HTTP or S3-style
     /// store.
     pub fn for_remote() -> Self {
         Self::new(Self::REMOTE_DEFAULT)

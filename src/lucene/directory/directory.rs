@@ -154,7 +154,7 @@ impl Directory {
     }
 
     /// Sets the window size of the inputs it opens (default
-    /// [`AsyncBufferedInput::DEFAULT_CAPACITY`]).
+    /// 8 KiB, as [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new)).
     #[must_use]
     pub fn with_capacity(mut self, capacity: usize) -> Self {
         self.capacity = Some(capacity);

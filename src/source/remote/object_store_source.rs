@@ -103,6 +103,8 @@ impl ObjectStoreSource {
     /// # Errors
     ///
     /// As [`from_url`](Self::from_url), less the `HEAD`.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
     pub fn store_for_url(url: &str) -> io::Result<(Arc<dyn ObjectStore>, Path)> {
         let parsed = url::Url::parse(url).map_err(|e| {
             io::Error::new(
@@ -190,6 +192,8 @@ impl ObjectStoreSource {
     /// plain `http://` allowed for HTTP stores (not for S3 unless the endpoint is `http://`).
     /// Also installs rustls' `ring` crypto provider as the process default if none is, which
     /// building a client needs.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
     pub fn client_options() -> ClientOptions {
         install_crypto_provider();
         ClientOptions::new()
@@ -200,6 +204,8 @@ impl ObjectStoreSource {
 
     /// The retries [`from_url`](Self::from_url) uses: at most 2, backing off 100 ms then
     /// 200 ms (at most 500 ms), none started more than 3 s after the first attempt.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
     pub fn retry_config() -> RetryConfig {
         RetryConfig {
             backoff: BackoffConfig {

@@ -112,14 +112,14 @@ pub struct OpendalSource {
 impl OpendalSource {
     /// How long one request of an operator built by [`from_uri`](Self::from_uri) may take
     /// before it fails (`TimedOut`).
-    pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+    pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
     /// How long one I/O step of such a request (a chunk of a body) may wait.
-    pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+    pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(5);
 
     /// Opens the file at `uri`, with an operator built for it (each request bounded by
-    /// [`REQUEST_TIMEOUT`](Self::REQUEST_TIMEOUT) and
-    /// [`IO_TIMEOUT`](Self::IO_TIMEOUT)):
+    /// 10 s and
+    /// 5 s):
     ///
     /// - `ftp://[user[:password]@]host[:port]/path` (FTP, port 21 by default, anonymous if no
     ///   user), `ftps://…` for FTP over TLS;
@@ -308,6 +308,8 @@ impl OpendalSource {
 
     /// How many streams this source has opened (see
     /// [Sequential reads](Self#sequential-reads-one-stream)): 0 if it does not stream.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
     pub fn streams_opened(&self) -> u64 {
         self.stream.as_ref().map_or(0, |stream| stream.opened())
     }

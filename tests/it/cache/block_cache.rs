@@ -674,7 +674,7 @@ fn public_types_are_send_sync_and_debug() {
     send_sync::<Cached<MemorySource>>();
     send_sync::<BlockCacheStats>();
     let cache = BlockCache::new(1 << 20);
-    assert_eq!(cache.block_size(), BlockCache::DEFAULT_BLOCK_SIZE);
+    assert_eq!(cache.block_size(), (64 * 1024));
     assert_eq!(cache.capacity(), 1 << 20);
     assert_eq!(cache.stats(), BlockCacheStats::default());
     let debug = format!("{:?}", Cached::new(MemorySource::new(vec![9u8; 3]), cache));

@@ -240,7 +240,7 @@ async fn ten_thousand_inputs_stay_within_their_windows_and_the_budget() {
     let before = live();
     let inputs = open_many(control, &source, None).await;
     let held = live() - before;
-    let first_chunks = (ReadAhead::INITIAL_CHUNK_SIZE * ReadAhead::INITIAL_DEPTH) as isize;
+    let first_chunks = ((64 << 10) * 2) as isize;
     assert!(
         held >= control as isize * (CAPACITY + first_chunks / 2),
         "{control} inputs without a budget hold only {held} bytes: is read-ahead on?"

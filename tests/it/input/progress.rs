@@ -358,7 +358,7 @@ fn attempt_bound(len: usize, capacity: usize, ahead: Ahead, n: u64) -> u64 {
     let (smallest, depth) = match ahead {
         Ahead::None => (capacity, 0),
         Ahead::Tiny { chunk, depth } => (chunk.min(capacity), depth),
-        Ahead::Default => (capacity, ReadAhead::DEFAULT_DEPTH),
+        Ahead::Default => (capacity, 4),
     };
     let needed = (len + 2 * capacity).div_ceil(smallest) as u64 + 4;
     let depth = depth as u64;

@@ -575,23 +575,15 @@ async fn adaptive_read_ahead_stops_at_a_mebibyte_in_flight_when_requests_are_qui
     let log = logged_run(&mut input, 0, 16 << 20).await;
     let chunks: Vec<usize> = log[1..].iter().map(|&(_, len)| len).collect();
     let largest = *chunks.iter().max().unwrap();
-    assert_eq!(
-        largest * ReadAhead::DEFAULT_DEPTH,
-        ReadAhead::CHEAP_IN_FLIGHT,
-        "grows to 256 KiB x 4: {chunks:?}"
-    );
+    assert_eq!(largest * 4, (1 << 20), "grows to 256 KiB x 4: {chunks:?}");
     assert!(
         chunks.iter().filter(|&&c| c == largest).count() > 40,
         "and stays there: {chunks:?}"
     );
     // The same source made slow (2 ms a request: more than `SLOW_REQUEST`) lets it grow on.
-    let mut input = logged_link(32 << 20, 2 * ReadAhead::SLOW_REQUEST, 100_000_000_000);
+    let mut input = logged_link(32 << 20, 2 * Duration::from_millis(1), 100_000_000_000);
     let log = logged_run(&mut input, 0, 16 << 20).await;
-    assert!(
-        log.iter()
-            .any(|&(_, len)| len == ReadAhead::DEFAULT_CHUNK_SIZE),
-        "{log:?}"
-    );
+    assert!(log.iter().any(|&(_, len)| len == (4 << 20)), "{log:?}");
 }
 
 /// Over a source that answers at once, the consumer never waits: read-ahead stays small.
@@ -605,11 +597,7 @@ async fn adaptive_read_ahead_stays_small_when_the_source_keeps_up() {
     let mut input = AsyncBufferedInput::new(fetch);
     let log = logged_run(&mut input, 0, 8 << 20).await;
     assert!(log.len() > 100, "{}", log.len());
-    assert!(
-        log.iter()
-            .all(|&(_, len)| len <= ReadAhead::INITIAL_CHUNK_SIZE),
-        "{log:?}"
-    );
+    assert!(log.iter().all(|&(_, len)| len <= (64 << 10)), "{log:?}");
 }
 
 /// A fixed read-ahead keeps its shape; an adaptive one in the simulated 2 ms link is at least
@@ -617,7 +605,7 @@ async fn adaptive_read_ahead_stays_small_when_the_source_keeps_up() {
 #[tokio::test(start_paused = true)]
 async fn adaptive_read_ahead_is_close_to_its_largest_fixed_shape_on_a_slow_link() {
     let total = 64 << 20;
-    let largest = ReadAhead::new(ReadAhead::DEFAULT_CHUNK_SIZE, ReadAhead::DEFAULT_DEPTH);
+    let largest = ReadAhead::new(4 << 20, 4);
     let fixed = timed_read(total, 8192, Some(largest)).await;
     let adaptive = timed_read(total, 8192, Some(ReadAhead::default())).await;
     let ratio = fixed.as_secs_f64() / adaptive.as_secs_f64();
@@ -632,7 +620,7 @@ async fn adaptive_read_ahead_is_close_to_its_largest_fixed_shape_on_a_slow_link(
 #[tokio::test(start_paused = true)]
 async fn without_budget_an_input_reads_on_without_read_ahead() {
     use async_buffered_input::MemoryBudget;
-    let budget = MemoryBudget::new(ReadAhead::INITIAL_CHUNK_SIZE * ReadAhead::INITIAL_DEPTH);
+    let budget = MemoryBudget::new((64 << 10) * 2);
     let logged = |len| {
         PositionalFetch::new(Logged {
             inner: SlowLink::new(

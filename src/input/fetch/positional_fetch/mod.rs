@@ -200,11 +200,15 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     /// Where the view starts in the source (0 unless the fetcher is a slice's).
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
     pub fn source_offset(&self) -> u64 {
         self.base
     }
 
     /// The view's length if it is a slice, `None` if it reads to the end of the source.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
     pub fn slice_len(&self) -> Option<u64> {
         self.slice_len
     }
