@@ -1,6 +1,7 @@
 use std::io;
 use std::time::Duration;
 
+use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
 use bytes::Bytes;
 
 use crate::error::source_error::SourceError;
@@ -41,9 +42,11 @@ pub struct Retrying<S> {
 }
 
 /// How [`Retrying`] retries: at most `attempts` tries in all, waiting `first_backoff` after
-/// the first failure and twice as long after each next one, at most `max_backoff`.
+/// the first failure and twice as long after each next one, at most `max_backoff`, each wait
+/// with a random part added (jitter, up to as much again), so that inputs that failed
+/// together do not retry in lockstep.
 ///
-/// The default: 3 attempts, 50 ms then 100 ms.
+/// The default: 3 attempts, 50 ms then 100 ms (before jitter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
     // At least 1.
@@ -87,14 +90,20 @@ impl RetryPolicy {
         crate::error::is_transient(kind)
     }
 
-    /// The wait before the try after `failures` failures (at least 1).
-    fn backoff(&self, failures: u32) -> Duration {
-        let factor = 1u32
-            .checked_shl(failures.saturating_sub(1))
-            .unwrap_or(u32::MAX);
-        self.first_backoff
-            .saturating_mul(factor)
-            .min(self.max_backoff)
+    /// The waits between the tries of one request: `first_backoff` doubling up to
+    /// `max_backoff`, each with up to as much again added at random (backon's jitter); a
+    /// `seed` makes the random part repeatable (tests).
+    fn waits(&self, seed: Option<u64>) -> ExponentialBackoff {
+        let builder = ExponentialBuilder::default()
+            .with_min_delay(self.first_backoff)
+            .with_max_delay(self.max_backoff)
+            .with_factor(2.0)
+            .with_max_times(self.attempts as usize - 1)
+            .with_jitter();
+        match seed {
+            Some(seed) => builder.with_jitter_seed(seed).build(),
+            None => builder.build(),
+        }
     }
 }
 
@@ -130,17 +139,18 @@ impl<S> Retrying<S> {
         F: std::future::Future<Output = io::Result<T>>,
     {
         let mut failures = 0;
+        let mut waits = self.policy.waits(None);
         loop {
             match attempt().await {
                 Ok(value) => return Ok(value),
                 Err(e) if !crate::error::is_transient(e.kind()) => return Err(e),
                 Err(e) => {
                     failures += 1;
-                    if failures >= self.policy.attempts {
+                    let Some(wait) = waits.next().filter(|_| failures < self.policy.attempts)
+                    else {
                         let context = format!("gave up after {failures} attempts");
                         return Err(SourceError::wrap(context, e));
-                    }
-                    let wait = self.policy.backoff(failures);
+                    };
                     tracing::debug!(failures, ?wait, error = %e, "retrying a request");
                     crate::stats::metrics::retry();
                     tokio::time::sleep(wait).await;
@@ -175,11 +185,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backoff_doubles_up_to_the_maximum() {
+    fn backoff_doubles_up_to_the_maximum_with_jitter() {
         let policy =
-            RetryPolicy::new(10).with_backoff(Duration::from_millis(10), Duration::from_millis(50));
-        let waits: Vec<_> = (1..=5).map(|f| policy.backoff(f).as_millis()).collect();
-        assert_eq!(waits, [10, 20, 40, 50, 50]);
-        assert_eq!(policy.backoff(200), Duration::from_millis(50));
+            RetryPolicy::new(7).with_backoff(Duration::from_millis(10), Duration::from_millis(50));
+        let base = [10, 20, 40, 50, 50, 50];
+        let waits: Vec<_> = policy.waits(Some(1)).map(|w| w.as_micros()).collect();
+        assert_eq!(
+            waits.len(),
+            base.len(),
+            "one wait between each two of the 7 tries"
+        );
+        for (wait, base) in waits.iter().zip(base) {
+            let base = base * 1000;
+            assert!(
+                (base..2 * base).contains(wait),
+                "{wait} us for a {base} us step"
+            );
+        }
+        let other: Vec<_> = policy.waits(Some(2)).map(|w| w.as_micros()).collect();
+        assert_ne!(waits, other, "the random part differs between inputs");
     }
 }

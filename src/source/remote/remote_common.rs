@@ -10,8 +10,12 @@ use crate::error::source_error::SourceError;
 /// (the HTTP clients of object stores and of WebDAV operators need one).
 pub(crate) fn install_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race with another thread installing one is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        // Losing a race with another thread installing one is fine. rustls 0.23.48 deprecates
+        // ring's provider (it has no post-quantum key exchange); ring is kept on purpose: the
+        // other provider, aws-lc-rs, costs a ~90 s C build (Cargo.toml).
+        #[allow(deprecated)]
+        let provider = rustls::crypto::ring::default_provider();
+        let _ = provider.install_default();
     }
 }
 
