@@ -104,7 +104,7 @@ pub mod source;
 mod stats;
 
 pub use error::{CorruptError, InputError, SourceError};
-pub use input::fetch::{Fetch, IntoFetch, PositionalFetch, ReadAhead, StreamFetch};
+pub use input::fetch::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
 pub use input::interop;
 pub use input::{AsyncBufferedInput, WindowView};
 pub use memory_budget::MemoryBudget;

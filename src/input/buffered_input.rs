@@ -11,7 +11,8 @@ use crate::error::{Amount, Error};
 use crate::input::cursor::Cursor;
 use crate::input::engine::fetcher::Fetcher;
 use crate::input::engine::read_engine::{ReadExact, Refill};
-use crate::input::fetch::{Fetch, IntoFetch};
+use crate::input::fetch::seam::IntoFetch;
+use crate::input::fetch::Fetch;
 use crate::stats::Stats;
 
 /// A buffered, seekable async input over a slow source, in the manner of Lucene's
@@ -136,8 +137,7 @@ impl<F> AsyncBufferedInput<F> {
 }
 
 impl<F: Fetch> AsyncBufferedInput<F> {
-    /// An input over `source` with a window of 8 KiB
-    /// bytes.
+    /// An input over `source` with a window of 8 KiB.
     ///
     /// `source` is any `AsyncRead + AsyncSeek + Unpin` stream (read from offset 0, whatever its
     /// cursor is now: the first read seeks it there), or a fetcher such as a

@@ -52,13 +52,13 @@ pub const ID_LENGTH: usize = 16;
 
 /// What an index header holds beyond the codec and version.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IndexHeader {
+pub(crate) struct IndexHeader {
     /// The codec version.
-    pub version: u32,
+    pub(crate) version: u32,
     /// The segment or commit id.
-    pub id: [u8; ID_LENGTH],
+    pub(crate) id: [u8; ID_LENGTH],
     /// The suffix (a generation in base 36 for `segments_N`, often empty).
-    pub suffix: String,
+    pub(crate) suffix: String,
 }
 
 /// Reads a codec header (`CodecUtil.checkHeader`): the magic, the codec's name, and its
@@ -132,7 +132,7 @@ pub async fn check_header_no_magic<F: Fetch>(
 /// # Cancel safety
 ///
 /// As [`check_header`].
-pub async fn read_index_header<F: Fetch>(
+pub(crate) async fn read_index_header<F: Fetch>(
     input: &mut AsyncBufferedInput<F>,
     codec: &str,
     min_version: u32,

@@ -1,8 +1,11 @@
 use std::fmt;
 use std::io;
 
+use crate::input::fetch::PositionalFetch;
+use crate::input::AsyncBufferedInput;
 use crate::lucene::codec::{self, ID_LENGTH};
-use crate::lucene::{Directory, DirectoryInput};
+use crate::lucene::Directory;
+use crate::source::DynSource;
 
 /// A sub-file of a compound file: its name and where it lies in the `.cfs`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,7 +30,7 @@ pub struct CompoundEntry {
 pub struct CompoundDirectory {
     // The `.cfs`, its header read (so its window holds the file's start, which `verify`
     // reads from rather than fetching again).
-    input: DirectoryInput,
+    input: AsyncBufferedInput<PositionalFetch<DynSource>>,
     length: u64,
     // Sorted by name; each inside `[0, length - FOOTER_LENGTH)` and at least a footer long.
     entries: Vec<CompoundEntry>,
@@ -139,7 +142,10 @@ impl CompoundDirectory {
     /// # Cancel safety
     ///
     /// Cancel safe.
-    pub async fn open(&self, name: &str) -> io::Result<DirectoryInput> {
+    pub async fn open(
+        &self,
+        name: &str,
+    ) -> io::Result<AsyncBufferedInput<PositionalFetch<DynSource>>> {
         let entry = self.entry(name)?;
         self.input
             .slice_named(&entry.name, entry.offset, entry.length)

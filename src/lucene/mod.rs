@@ -32,7 +32,7 @@ mod segment_infos;
 mod verify;
 
 pub use compound_directory::{CompoundDirectory, CompoundEntry};
-pub use directory::{Directory, DirectoryInput};
+pub use directory::Directory;
 pub use segment_info::SegmentInfo;
 pub use segment_infos::{SegmentCommitInfo, SegmentInfos};
 pub use verify::{verify_commit, Verified};

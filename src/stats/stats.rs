@@ -96,13 +96,13 @@ impl Stats {
 
 /// The counters added one by one: the work of two inputs (or two stretches) together.
 ///
-/// Counters wrap around at `u64::MAX` (they never get there in practice), so that
-/// `(a + b) - b == a` always holds.
+/// Counters saturate at `u64::MAX` (they never get there in practice), as the block cache's
+/// counters do.
 impl Add for Stats {
     type Output = Stats;
 
     fn add(self, other: Stats) -> Stats {
-        self.zip(other, u64::wrapping_add)
+        self.zip(other, u64::saturating_add)
     }
 }
 
@@ -116,13 +116,14 @@ impl AddAssign for Stats {
 /// The counters subtracted one by one: `later - earlier`, two snapshots of the same input, is
 /// the work done between them.
 ///
-/// Never panics: counters wrap around (modulo 2^64), so `earlier - later` gives huge counts
-/// rather than an error. Use [`checked_sub`](Stats::checked_sub) to have that case caught.
+/// Never panics: counters saturate at 0, as the block cache's do, so `earlier - later` gives
+/// zeros rather than an error. Use [`checked_sub`](Stats::checked_sub) to have that case
+/// caught.
 impl Sub for Stats {
     type Output = Stats;
 
     fn sub(self, earlier: Stats) -> Stats {
-        self.zip(earlier, u64::wrapping_sub)
+        self.zip(earlier, u64::saturating_sub)
     }
 }
 
@@ -229,15 +230,18 @@ mod tests {
     }
 
     #[test]
-    fn subtraction_the_wrong_way_round_wraps_and_checked_sub_catches_it() {
+    fn subtraction_the_wrong_way_round_saturates_and_checked_sub_catches_it() {
         let a = stats([1, 2, 3, 4, 5]);
         let b = stats([1, 2, 4, 4, 5]);
         assert_eq!(b.checked_sub(a), Some(stats([0, 0, 1, 0, 0])));
         assert_eq!(a.checked_sub(b), None);
-        assert_eq!((a - b).bytes_from_source, u64::MAX);
-        assert_eq!((a - b) + b, a);
+        assert_eq!(
+            a - b,
+            Stats::default(),
+            "saturates at 0, as BlockCacheStats does"
+        );
         let max = stats([u64::MAX; 5]);
-        assert_eq!((max + a) - a, max);
+        assert_eq!(max + a, max, "saturates at the top");
     }
 
     #[test]

@@ -89,7 +89,7 @@ impl StatsGroup {
         Arc::ptr_eq(&self.counters, &other.counters)
     }
 
-    /// Adds `work` to the total (counters that wrap, as [`Stats`]' `+`).
+    /// Adds `work` to the total (atomic adds; counters never get near `u64::MAX`).
     pub(crate) fn add(&self, work: Stats) {
         let c = &*self.counters;
         for (counter, n) in [

@@ -15,8 +15,8 @@
 //!   default), bounded across inputs by a [`MemoryBudget`]. Inputs over it can be cloned and
 //!   sliced.
 //!
-//! [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new) takes either, through
-//! [`IntoFetch`]: a stream is wrapped in a `StreamFetch` for you.
+//! [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new) takes either: a stream is wrapped
+//! in a `StreamFetch` for you.
 
 mod positional_fetch;
 mod read_ahead;
@@ -25,8 +25,6 @@ mod stream_fetch;
 pub use positional_fetch::PositionalFetch;
 pub use read_ahead::ReadAhead;
 pub use stream_fetch::StreamFetch;
-
-use tokio::io::{AsyncRead, AsyncSeek};
 
 /// Where an [`AsyncBufferedInput`](crate::AsyncBufferedInput) gets its bytes:
 /// [`StreamFetch`] or [`PositionalFetch`].
@@ -39,47 +37,13 @@ pub trait Fetch: seam::Seam {}
 
 impl<T: seam::Seam> Fetch for T {}
 
-/// What [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new) accepts: a fetcher, or any
-/// `AsyncRead + AsyncSeek + Unpin` stream, which becomes a [`StreamFetch`].
-pub trait IntoFetch {
-    /// The fetcher this becomes.
-    type Fetch: Fetch;
-
-    /// Makes the fetcher.
-    fn into_fetch(self) -> Self::Fetch;
-}
-
-impl<R: AsyncRead + AsyncSeek + Unpin> IntoFetch for R {
-    type Fetch = StreamFetch<R>;
-
-    fn into_fetch(self) -> StreamFetch<R> {
-        StreamFetch::new(self)
-    }
-}
-
-impl<R: AsyncRead + AsyncSeek + Unpin> IntoFetch for StreamFetch<R> {
-    type Fetch = Self;
-
-    fn into_fetch(self) -> Self {
-        self
-    }
-}
-
-impl<S: crate::source::PositionalSource> IntoFetch for PositionalFetch<S> {
-    type Fetch = Self;
-
-    fn into_fetch(self) -> Self {
-        self
-    }
-}
-
 /// The seam itself, sealed: reachable in the crate, unnameable outside it.
 pub(crate) mod seam {
     use std::io;
     use std::sync::Arc;
     use std::task::{Context, Poll};
 
-    use tokio::io::ReadBuf;
+    use tokio::io::{AsyncRead, AsyncSeek, ReadBuf};
 
     #[allow(unreachable_pub)] // sealed: `pub` so that `Fetch` may name it as a supertrait
     pub trait Seam: Unpin {
@@ -119,6 +83,41 @@ pub(crate) mod seam {
         /// Seeks started on an underlying stream (0 for positional sources).
         fn seeks(&self) -> u64 {
             0
+        }
+    }
+
+    /// What [`AsyncBufferedInput::new`](crate::AsyncBufferedInput::new) accepts: a fetcher, or
+    /// any `AsyncRead + AsyncSeek + Unpin` stream, which becomes a [`StreamFetch`].
+    #[allow(unreachable_pub)] // sealed: `pub` so that `new` may take it
+    pub trait IntoFetch {
+        /// The fetcher this becomes.
+        type Fetch: super::Fetch;
+
+        /// Makes the fetcher.
+        fn into_fetch(self) -> Self::Fetch;
+    }
+
+    impl<R: AsyncRead + AsyncSeek + Unpin> IntoFetch for R {
+        type Fetch = super::StreamFetch<R>;
+
+        fn into_fetch(self) -> super::StreamFetch<R> {
+            super::StreamFetch::new(self)
+        }
+    }
+
+    impl<R: AsyncRead + AsyncSeek + Unpin> IntoFetch for super::StreamFetch<R> {
+        type Fetch = Self;
+
+        fn into_fetch(self) -> Self {
+            self
+        }
+    }
+
+    impl<S: crate::source::PositionalSource> IntoFetch for super::PositionalFetch<S> {
+        type Fetch = Self;
+
+        fn into_fetch(self) -> Self {
+            self
         }
     }
 }

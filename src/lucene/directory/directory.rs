@@ -9,7 +9,6 @@ use crate::cache::{BlockCache, Cached};
 use crate::input::fetch::{PositionalFetch, ReadAhead};
 use crate::input::AsyncBufferedInput;
 use crate::lucene::directory::backend::{Backend, Opened};
-use crate::lucene::DirectoryInput;
 use crate::memory_budget::MemoryBudget;
 use crate::source::{DynSource, PositionalSource};
 
@@ -22,7 +21,7 @@ type SourceLayer = dyn Fn(DynSource) -> DynSource + Send + Sync;
 ///
 /// It holds what its inputs share: one store client, the window size, the
 /// [`ReadAhead`] default, a [`MemoryBudget`], a `BlockCache` (feature `cache`) and an optional
-/// [source layer](Self::with_source_layer). [`open`](Self::open) gives a [`DirectoryInput`]
+/// [source layer](Self::with_source_layer). [`open`](Self::open) gives an `AsyncBufferedInput<PositionalFetch<DynSource>>`
 /// whatever the backend. Clones share all of it, the lengths learned so far included.
 ///
 /// # Lengths
@@ -131,7 +130,9 @@ impl Directory {
     /// # Cancel safety
     ///
     /// As [`open`](Self::open).
-    pub async fn open_location(location: &str) -> io::Result<DirectoryInput> {
+    pub async fn open_location(
+        location: &str,
+    ) -> io::Result<AsyncBufferedInput<PositionalFetch<DynSource>>> {
         let (folder, name) = match location.rsplit_once('/') {
             Some(("", name)) => ("/", name),
             Some((folder, name)) => (folder, name),
@@ -261,7 +262,10 @@ impl Directory {
     /// # Cancel safety
     ///
     /// Cancel safe: a file opened after the future is dropped is closed.
-    pub async fn open(&self, name: &str) -> io::Result<DirectoryInput> {
+    pub async fn open(
+        &self,
+        name: &str,
+    ) -> io::Result<AsyncBufferedInput<PositionalFetch<DynSource>>> {
         self.check_name(name)?;
         let known = self.lengths().get(name).copied();
         let (source, length) = match self.backend.open(name, known).await? {

@@ -5,7 +5,8 @@
 //! (feature `object-store`), or any `object_store` location. It holds what its inputs share:
 //! one store client (one connection pool), the window size, the read-ahead default, a
 //! [`MemoryBudget`](crate::MemoryBudget), and a `BlockCache` (feature `cache`). Every
-//! file opens as the same type, a [`DirectoryInput`], whatever the backend. Lengths learned from
+//! file opens as the same type, an `AsyncBufferedInput<PositionalFetch<DynSource>>`, whatever the
+//! backend. Lengths learned from
 //! a [listing](Directory::list) are kept, so opening a listed file asks no `HEAD`.
 //!
 //! ```
@@ -28,11 +29,3 @@ mod backend;
 mod directory;
 
 pub use directory::Directory;
-
-use crate::input::fetch::PositionalFetch;
-use crate::input::AsyncBufferedInput;
-use crate::source::DynSource;
-
-/// What a [`Directory`] opens: an input over a [`DynSource`], the same type for every backend.
-/// Slices and clones of it are `DirectoryInput`s too.
-pub type DirectoryInput = AsyncBufferedInput<PositionalFetch<DynSource>>;
