@@ -37,7 +37,8 @@ struct Args {
     /// A source to time; repeat it to time several side by side, in one table. A file (for
     /// example on an NFS or SSHFS mount), not modified unless --write is given, or a URL:
     /// file:///path, and with the cargo feature object-store http://, https:// and
-    /// s3://bucket/key (AWS_* variables; read-only). NAME=... names the source in the table
+    /// s3://bucket/key (AWS_* variables; read-only), with the feature nfs
+    /// nfs://host[:port]/export/file. NAME=... names the source in the table
     /// (local=/tmp/f, s3=s3://b/k). Default: a temporary file, written first and deleted at the
     /// end.
     #[arg(long, value_name = "[NAME=]FILE|URL")]
@@ -563,8 +564,11 @@ fn url_of(path: &str) -> Option<&str> {
 /// A URL the harness cannot read, with the command that can when the feature is missing.
 fn url_error(url: &str, e: &io::Error) -> String {
     if e.kind() == io::ErrorKind::Unsupported {
-        let feature = if e.to_string().contains("`opendal`") {
+        let message = e.to_string();
+        let feature = if message.contains("`opendal`") {
             "opendal"
+        } else if message.contains("`nfs`") {
+            "nfs"
         } else {
             "object-store"
         };

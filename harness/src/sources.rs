@@ -300,7 +300,9 @@ impl Source {
     ///   `Source::object_store`, in builds with the cargo feature `object-store`;
     /// - `ftp://`, `ftps://`, `webdav://` and `webdavs://` URLs: the file, through an OpenDAL
     ///   operator (`OpendalSource`), in builds with the cargo feature `opendal`; a query
-    ///   (`?concurrent=4&chunk=4MiB`) tunes the tuned OpenDAL reader.
+    ///   (`?concurrent=4&chunk=4MiB`) tunes the tuned OpenDAL reader;
+    /// - `nfs://host[:port]/export/path` URLs: the file on an NFSv3 server (`NfsSource`, its
+    ///   options in the query), in builds with the cargo feature `nfs`.
     ///
     /// Nothing is opened yet: a missing file or object is an error of the first open.
     ///
@@ -309,7 +311,8 @@ impl Source {
     /// - `InvalidInput`: not a URL, a scheme other than these, or a `file` URL that names
     ///   another host or has a query or a fragment;
     /// - `Unsupported`: an `http`, `https` or `s3` URL in a build without the feature
-    ///   `object-store`, with a message that names the feature.
+    ///   `object-store` (an OpenDAL URL without `opendal`, an `nfs` one without `nfs`), with a
+    ///   message that names the feature.
     ///
     /// # Examples
     ///
@@ -350,10 +353,21 @@ impl Source {
                      and this build was made without it"
                 ),
             )),
+            #[cfg(feature = "nfs")]
+            "nfs" => Ok(Self::nfs(url)),
+            #[cfg(not(feature = "nfs"))]
+            "nfs" => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "cannot read {url}: nfs URLs need the cargo feature `nfs`, and this build \
+                     was made without it"
+                ),
+            )),
             other => Err(invalid(format!(
                 "unsupported URL scheme {other:?} in {url:?}: use file://, http://, https:// \
-                 or s3:// (the last three with the cargo feature `object-store`), or ftp://, \
-                 ftps://, webdav://, webdavs:// (with the cargo feature `opendal`)"
+                 or s3:// (the last three with the cargo feature `object-store`), ftp://, \
+                 ftps://, webdav://, webdavs:// (with the cargo feature `opendal`), or nfs:// \
+                 (with the cargo feature `nfs`)"
             ))),
         }
     }
@@ -448,6 +462,26 @@ impl Source {
         .named(scheme);
         source.opendal = Some(Arc::new(location));
         Ok(source)
+    }
+
+    /// The file at an `nfs://` URL, read through an
+    /// [`NfsSource`](async_buffered_input::source::NfsSource) that each cell connects anew
+    /// (fresh connections). The stream reads it with no window of its own (one read, so a few
+    /// READs, per stream read); the positional form is the `NfsSource` itself, shared by a
+    /// cell's tasks. The label is the URL, the name `nfs`; there is no [`path`](Self::path).
+    #[cfg(feature = "nfs")]
+    fn nfs(url: &str) -> Self {
+        use async_buffered_input::source::NfsSource;
+        let (stream_url, positional_url): (Arc<str>, Arc<str>) = (url.into(), url.into());
+        Source::custom(url, move || {
+            let url = Arc::clone(&stream_url);
+            async move { Ok(stream_of(Arc::new(NfsSource::connect(&url).await?))) }
+        })
+        .with_positional(move || {
+            let url = Arc::clone(&positional_url);
+            async move { NfsSource::connect(&url).await }
+        })
+        .named("nfs")
     }
 
     /// Whether the source is an OpenDAL location (`ftp://`, `webdav://`, in builds with the
@@ -866,6 +900,23 @@ mod tests {
         assert_eq!(s.name(), "ftp");
         assert!(s.has_positional() && s.path().is_none());
         assert!(Source::from_url("ftp://h/f?gap=1").is_err());
+    }
+
+    #[cfg(feature = "nfs")]
+    #[test]
+    fn an_nfs_url_is_a_source_named_nfs() {
+        let url = "nfs://127.0.0.1:2049/export/f.bin?mountport=2050";
+        let s = Source::from_url(url).unwrap();
+        assert_eq!((s.label(), s.name().as_str()), (url, "nfs"));
+        assert!(s.has_positional() && s.path().is_none());
+    }
+
+    #[cfg(not(feature = "nfs"))]
+    #[test]
+    fn an_nfs_url_names_the_feature_it_needs() {
+        let err = Source::from_url("nfs://127.0.0.1/export/f.bin").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::Unsupported);
+        assert!(err.to_string().contains("cargo feature `nfs`"), "{err}");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! - `ObjectStoreSource` (feature `object-store`): S3, GCS, Azure and HTTP servers;
 //! - `OpendalSource` (feature `opendal`): a file of any OpenDAL `Operator` (FTP, SFTP,
 //!   WebDAV, HDFS and the other services OpenDAL has);
+//! - `NfsSource` (feature `nfs`): a file on an NFSv3 server, read from user space;
 //! - [`DynSource`]: any source behind one type, chosen at run time. `Arc<S>` and `Box<S>`
 //!   are sources too.
 //!
@@ -43,13 +44,16 @@ mod file_source;
 pub(crate) mod forward;
 mod memory_source;
 mod positional_source;
-#[cfg(any(feature = "object-store", feature = "opendal"))]
+#[cfg(any(feature = "object-store", feature = "opendal", feature = "nfs"))]
 pub(crate) mod remote;
 
 pub use dyn_source::DynSource;
 pub use file_source::FileSource;
 pub use memory_source::MemorySource;
 pub use positional_source::PositionalSource;
+#[cfg(feature = "nfs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "nfs")))]
+pub use remote::NfsSource;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use remote::ObjectStoreSource;

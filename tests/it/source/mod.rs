@@ -1,5 +1,6 @@
-//! Sources: local files and the page cache, object stores, OpenDAL, read-ahead, and the sweep over every source.
+//! Sources: local files and the page cache, object stores, OpenDAL, NFS, read-ahead, and the sweep over every source.
 
+mod nfs;
 mod object_store;
 mod opendal;
 mod opendal_stream;
