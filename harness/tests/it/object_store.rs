@@ -1,5 +1,5 @@
 //! The throughput harness over real object stores on 127.0.0.1: every reader, the read-ahead one
-//! included, reads the object served by nginx (HTTP) or s3rver (S3), every cell is verified
+//! included, reads the object served by nginx (HTTP) or SeaweedFS (S3), every cell is verified
 //! against the object itself, and every complete cell reads the same bytes as the local copy.
 //!
 //! The tests are `#[ignore]`d in a plain `cargo test`; `.ci/run` starts the servers and runs them

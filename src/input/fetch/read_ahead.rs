@@ -82,7 +82,7 @@ impl ReadAhead {
     /// consumer waiting, and more in flight than 1 MiB
     /// pays. A majority, not one: a busy machine makes some chunks slow on any link, and any
     /// link has a fast one now and then. Measured at 256 KiB x 4 (BENCHMARKS.md): nginx on
-    /// loopback 0.2-0.5 ms, SSHFS and s3rver on loopback 2.5-4 ms.
+    /// loopback 0.2-0.5 ms, SSHFS and an S3 server on loopback 2.5-4 ms.
     pub(crate) const SLOW_REQUEST: Duration = Duration::from_millis(1);
     /// How many slow chunks, at least, say the chunks of a sequential run are slow: 2.
     pub(crate) const SLOW_WAITS: u32 = 2;

@@ -292,7 +292,7 @@ fn a_missing_file_names_it() {
     fails_naming(copy.path(), &[&name]);
 }
 
-/// The example over `http://` (nginx with WebDAV listings) and `s3://` (s3rver), servers started
+/// The example over `http://` (nginx with WebDAV listings) and `s3://` (SeaweedFS), servers started
 /// here through `scripts/http-server.sh` and `scripts/s3-server.sh`: the same output as over the
 /// folder, and errors naming the URL.
 #[cfg(feature = "object-store")]

@@ -87,7 +87,7 @@ impl Drop for Nginx {
     }
 }
 
-/// An S3 server (s3rver, else moto) of the test's own, started with `scripts/s3-server.sh`
+/// An S3 server (a SeaweedFS cluster) of the test's own, started with `scripts/s3-server.sh`
 /// (needs `scripts/s3-server.sh install`) and stopped when dropped.
 pub struct S3 {
     /// The variables `scripts/s3-server.sh up` prints (`S3_BUCKET`, `AWS_ENDPOINT`, ...), for

@@ -1,4 +1,4 @@
-//! `ObjectStoreSource` against real servers on 127.0.0.1 (nginx over HTTP, s3rver or moto over
+//! `ObjectStoreSource` against real servers on 127.0.0.1 (nginx over HTTP, SeaweedFS over
 //! S3), and its failure behaviour: a server that is down, one that restarts, one that stalls
 //! mid-body.
 //!
