@@ -121,6 +121,7 @@ impl Files {
     }
 
     /// How many region files are open.
+    #[cfg_attr(not(feature = "test-util"), allow(dead_code))] // a test hook's
     pub(super) fn region_files(&self) -> usize {
         self.regions.len()
     }

@@ -91,7 +91,7 @@ impl Directory {
             #[cfg(feature = "object-store")]
             Some(_) => {
                 let base = format!("{}/", location.trim_end_matches('/'));
-                let (store, prefix) = crate::source::ObjectStoreSource::store_for_url(&base)?;
+                let (store, prefix) = crate::source::ObjectStoreSource::store_for_url_impl(&base)?;
                 Ok(Self::with_store(store, prefix, base))
             }
             #[cfg(not(feature = "object-store"))]

@@ -90,7 +90,7 @@ impl ObjectStoreSource {
     ///
     /// Cancel safe: dropping the future abandons the `HEAD`; nothing is shared.
     pub async fn from_url(url: &str) -> io::Result<Self> {
-        let (store, location) = Self::store_for_url(url)?;
+        let (store, location) = Self::store_for_url_impl(url)?;
         Self::open(store, location, url).await
     }
 
@@ -103,9 +103,7 @@ impl ObjectStoreSource {
     /// # Errors
     ///
     /// As [`from_url`](Self::from_url), less the `HEAD`.
-    #[cfg(feature = "test-util")]
-    #[doc(hidden)] // a hook for this crate's tests, not part of the API
-    pub fn store_for_url(url: &str) -> io::Result<(Arc<dyn ObjectStore>, Path)> {
+    pub(crate) fn store_for_url_impl(url: &str) -> io::Result<(Arc<dyn ObjectStore>, Path)> {
         let parsed = url::Url::parse(url).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -117,8 +115,8 @@ impl ObjectStoreSource {
                 let origin = parsed.origin().ascii_serialization();
                 object_store::http::HttpBuilder::new()
                     .with_url(origin)
-                    .with_client_options(Self::client_options())
-                    .with_retry(Self::retry_config())
+                    .with_client_options(Self::client_options_impl())
+                    .with_retry(Self::retry_config_impl())
                     .build()
                     .map(|store| Arc::new(store) as Arc<dyn ObjectStore>)
             }
@@ -131,8 +129,8 @@ impl ObjectStoreSource {
                     || std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v == "true");
                 object_store::aws::AmazonS3Builder::from_env()
                     .with_bucket_name(bucket)
-                    .with_client_options(Self::client_options().with_allow_http(allow_http))
-                    .with_retry(Self::retry_config())
+                    .with_client_options(Self::client_options_impl().with_allow_http(allow_http))
+                    .with_retry(Self::retry_config_impl())
                     .build()
                     .map(|store| Arc::new(store) as Arc<dyn ObjectStore>)
             }
@@ -147,6 +145,13 @@ impl ObjectStoreSource {
         let location = Path::from_url_path(parsed.path())
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {e}")))?;
         Ok((store, location))
+    }
+
+    /// [`store_for_url_impl`](Self::store_for_url_impl), for this crate's tests.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
+    pub fn store_for_url(url: &str) -> io::Result<(Arc<dyn ObjectStore>, Path)> {
+        Self::store_for_url_impl(url)
     }
 
     /// Opens the object at `location` in `store`, asking its length with one `HEAD`. `url` only
@@ -192,9 +197,7 @@ impl ObjectStoreSource {
     /// plain `http://` allowed for HTTP stores (not for S3 unless the endpoint is `http://`).
     /// Also installs rustls' `ring` crypto provider as the process default if none is, which
     /// building a client needs.
-    #[cfg(feature = "test-util")]
-    #[doc(hidden)] // a hook for this crate's tests, not part of the API
-    pub fn client_options() -> ClientOptions {
+    pub(crate) fn client_options_impl() -> ClientOptions {
         install_crypto_provider();
         ClientOptions::new()
             .with_allow_http(true)
@@ -202,11 +205,16 @@ impl ObjectStoreSource {
             .with_timeout(Duration::from_secs(5))
     }
 
-    /// The retries [`from_url`](Self::from_url) uses: at most 2, backing off 100 ms then
-    /// 200 ms (at most 500 ms), none started more than 3 s after the first attempt.
+    /// [`client_options_impl`](Self::client_options_impl), for this crate's tests.
     #[cfg(feature = "test-util")]
     #[doc(hidden)] // a hook for this crate's tests, not part of the API
-    pub fn retry_config() -> RetryConfig {
+    pub fn client_options() -> ClientOptions {
+        Self::client_options_impl()
+    }
+
+    /// The retries [`from_url`](Self::from_url) uses: at most 2, backing off 100 ms then
+    /// 200 ms (at most 500 ms), none started more than 3 s after the first attempt.
+    pub(crate) fn retry_config_impl() -> RetryConfig {
         RetryConfig {
             backoff: BackoffConfig {
                 init_backoff: Duration::from_millis(100),
@@ -216,6 +224,13 @@ impl ObjectStoreSource {
             max_retries: 2,
             retry_timeout: Duration::from_secs(3),
         }
+    }
+
+    /// [`retry_config_impl`](Self::retry_config_impl), for this crate's tests.
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
+    pub fn retry_config() -> RetryConfig {
+        Self::retry_config_impl()
     }
 
     /// The store.
