@@ -137,25 +137,22 @@ fn rounded(x: f64, digits: i32) -> f64 {
 }
 
 /// `text` broken at spaces into lines of at most `width` characters (a word longer than that
-/// stands alone on its line), the first line starting with `first`, the others with `rest`.
+/// stands alone on its line, whole), the first line starting with `first`, the others with
+/// `rest`. Set in full, so that another crate's textwrap features cannot change the breaks.
 pub(crate) fn wrap(text: &str, first: &str, rest: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let len = line.chars().count();
-        if !empty && len + 1 + word.chars().count() > width {
-            lines.push(std::mem::replace(&mut line, rest.to_string()));
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(word);
-        empty = false;
-    }
-    lines.push(line);
-    lines
+    use textwrap::{Options, WordSeparator, WordSplitter, WrapAlgorithm};
+
+    let options = Options::new(width)
+        .initial_indent(first)
+        .subsequent_indent(rest)
+        .break_words(false)
+        .word_separator(WordSeparator::AsciiSpace)
+        .word_splitter(WordSplitter::NoHyphenation)
+        .wrap_algorithm(WrapAlgorithm::FirstFit);
+    textwrap::wrap(text, options)
+        .into_iter()
+        .map(String::from)
+        .collect()
 }
 
 /// Seconds, with millisecond resolution for short times.
