@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use abi_testkit::{splitmix64, Zipf};
+use abi_testkit::{binary_size, splitmix64, Zipf};
 use async_buffered_input::cache::{BlockCache, Cached};
 use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{MemorySource, PositionalSource};
@@ -339,10 +339,6 @@ async fn pass<R: Reader>(
     })
 }
 
-fn mib(bytes: usize) -> f64 {
-    bytes as f64 / (1 << 20) as f64
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -393,9 +389,9 @@ async fn run() -> io::Result<bool> {
         CACHE_BUDGET >> 20
     );
     println!(
-        "the lookups touch {blocks} distinct {} KiB blocks ({:.1} MiB)",
+        "the lookups touch {blocks} distinct {} KiB blocks ({})",
         BLOCK >> 10,
-        mib(blocks * BLOCK)
+        binary_size((blocks * BLOCK) as u64)
     );
     if (blocks * BLOCK) as u64 > CACHE_BUDGET {
         println!(
@@ -480,14 +476,14 @@ async fn run() -> io::Result<bool> {
         "p99 ms",
         "req/look",
         "fetch/used",
-        "peak MiB",
+        "peak",
         "budget",
         "wrong"
     );
     let base = passes[0].rate();
     for p in &passes {
         println!(
-            "{:<20} {:>9.0} {:>6.2}x {:>9.3} {:>9.3} {:>9.3} {:>10.1} {:>11.1} {:>9} {:>9}",
+            "{:<20} {:>9.0} {:>6.2}x {:>9.3} {:>9.3} {:>9.3} {:>10.1} {:>11} {:>9} {:>9}",
             p.name,
             p.rate(),
             p.rate() / base,
@@ -495,8 +491,8 @@ async fn run() -> io::Result<bool> {
             ms(p.p99),
             p.requests as f64 / p.lookups as f64,
             p.bytes_fetched as f64 / p.bytes_used as f64,
-            mib(p.peak),
-            p.budget.map_or("-".into(), |b| format!("{:.1}", mib(b))),
+            binary_size(p.peak as u64),
+            p.budget.map_or("-".into(), |b| binary_size(b as u64)),
             p.wrong
         );
     }
@@ -504,12 +500,12 @@ async fn run() -> io::Result<bool> {
     let (cold, warm) = (&passes[2], &passes[3]);
     println!();
     println!(
-        "cache after cold: {} misses, {} hits, {} coalesced, {} evictions, {:.1} MiB held; after warm: {} misses, {} hits, {} evictions",
+        "cache after cold: {} misses, {} hits, {} coalesced, {} evictions, {} held; after warm: {} misses, {} hits, {} evictions",
         after_cold.misses,
         after_cold.hits,
         after_cold.coalesced,
         after_cold.evictions,
-        mib(after_cold.bytes as usize),
+        binary_size(after_cold.bytes),
         after_warm.misses - after_cold.misses,
         after_warm.hits - after_cold.hits,
         after_warm.evictions - after_cold.evictions,
@@ -549,7 +545,10 @@ async fn run() -> io::Result<bool> {
         "goal, memory: cache peaks {} within budgets (capacity + the uncached input's peak): {}",
         budgeted
             .iter()
-            .map(|p| format!("{:.1}/{:.1} MiB", mib(p.peak), mib(p.budget.unwrap_or(0))))
+            .map(|p| {
+                let budget = binary_size(p.budget.unwrap_or(0) as u64);
+                format!("{}/{budget}", binary_size(p.peak as u64))
+            })
             .collect::<Vec<_>>()
             .join(", "),
         met(memory_ok)

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use comfy_table::{presets, CellAlignment, ColumnConstraint, Table};
+
 use crate::plan::{shape_name, ReaderKind};
 use crate::report::{per_second, Report, Row, SourceReport};
 use crate::timing::Latency;
@@ -426,85 +428,49 @@ impl Report {
         })
         .collect();
 
-        // `None` is a blank line.
-        let mut rows: Vec<Option<Vec<String>>> = Vec::new();
+        let mut table = Table::new();
+        table
+            .load_preset(presets::NOTHING)
+            .set_header(columns.iter().map(|c| c.title()));
+        let blank = vec![""; columns.len()];
         for (i, source) in self.sources.iter().enumerate() {
             if i > 0 {
-                rows.push(None);
+                table.add_row(blank.clone());
             }
             if let Some(write) = &source.write {
-                rows.push(Some(row(source, Row::Write(write), &columns)));
+                table.add_row(row(source, Row::Write(write), &columns));
             }
-            rows.push(Some(row(source, Row::Limit(&source.limit), &columns)));
+            table.add_row(row(source, Row::Limit(&source.limit), &columns));
             let mut group = None;
             for r in &source.cells {
                 let this = (r.cell.pattern, r.cell.tasks, r.cell.read_size);
                 if group != Some(this) {
-                    rows.push(None);
+                    table.add_row(blank.clone());
                     group = Some(this);
                 }
-                rows.push(Some(row(source, Row::Read(r), &columns)));
+                table.add_row(row(source, Row::Read(r), &columns));
             }
         }
-        let mut widths: Vec<usize> = columns.iter().map(|c| c.title().len()).collect();
-        for row in rows.iter().flatten() {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
+        // Two spaces after each column (trimmed at the end of a line); numbers aligned right.
+        for (column, kind) in table.column_iter_mut().zip(&columns) {
+            column.set_padding((0, 2));
+            if !kind.left() {
+                column.set_cell_alignment(CellAlignment::Right);
             }
         }
-        // Two spaces between columns; the note is last, so its width counts.
-        let total = |keep: &[bool]| -> usize {
-            let kept = widths.iter().zip(keep).filter(|(_, k)| **k);
-            let (n, sum) = kept.fold((0usize, 0usize), |(n, sum), (w, _)| (n + 1, sum + w));
-            sum + 2 * n.saturating_sub(1)
-        };
-        let mut keep = vec![true; columns.len()];
+        let fits = |table: &Table| table.lines().all(|l| l.trim_end().chars().count() <= width);
         let mut left_out = Vec::new();
         for column in Column::NARROWING {
-            if total(&keep) <= width {
+            if fits(&table) {
                 break;
             }
             if let Some(i) = columns.iter().position(|c| c == column) {
-                keep[i] = false;
+                let hide = table.column_mut(i).expect("a column per title");
+                hide.set_constraint(ColumnConstraint::Hidden);
                 left_out.push(*column);
             }
         }
-        // The items of a row (of cells, widths or columns) whose column is kept.
-        fn kept<T: Clone>(items: &[T], keep: &[bool]) -> Vec<T> {
-            let kept = items.iter().zip(keep).filter(|(_, k)| **k);
-            kept.map(|(item, _)| item.clone()).collect()
-        }
-        let rows: Vec<Option<Vec<String>>> = rows
-            .iter()
-            .map(|r| r.as_deref().map(|row| kept(row, &keep)))
-            .collect();
-        let widths = kept(&widths, &keep);
-        let columns = kept(&columns, &keep);
-        let line = |f: &mut fmt::Formatter<'_>, cells: &[&str]| -> fmt::Result {
-            let mut out = String::new();
-            for (i, ((cell, w), column)) in cells.iter().zip(&widths).zip(&columns).enumerate() {
-                if i > 0 {
-                    out.push_str("  ");
-                }
-                let pad = w.saturating_sub(cell.chars().count());
-                if column.left() {
-                    out.push_str(cell);
-                    out.extend(std::iter::repeat_n(' ', pad));
-                } else {
-                    out.extend(std::iter::repeat_n(' ', pad));
-                    out.push_str(cell);
-                }
-            }
-            writeln!(f, "{}", out.trim_end())
-        };
-        let titles: Vec<&str> = columns.iter().map(|c| c.title()).collect();
-        line(f, &titles)?;
-        for row in &rows {
-            match row {
-                Some(row) => line(f, &row.iter().map(String::as_str).collect::<Vec<_>>())?,
-                None => writeln!(f)?,
-            }
-        }
+        writeln!(f, "{}", table.trim_fmt())?;
         Ok(left_out)
     }
 

@@ -88,23 +88,8 @@ pub(crate) fn parse_rate(s: &str) -> Result<u64, String> {
 
 // ----- writing -----
 
-/// `100 B`, `8 KiB`, `1.50 MiB`, `64 MiB`: binary units, exact where they can be.
-pub(crate) fn binary_size(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut unit = 0;
-    let mut value = n as f64;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else if value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{} {}", significant(value, 3), UNITS[unit])
-    }
-}
+/// `100 B`, `8 KiB`, `1.50 MiB`: the test kit's, which the benches print with too.
+pub(crate) use abi_testkit::binary_size;
 
 /// `x` with about `digits` significant digits, without exponents: `1234`, `12.3`, `0.00123`.
 pub(crate) fn significant(x: f64, digits: i32) -> String {
@@ -137,25 +122,22 @@ fn rounded(x: f64, digits: i32) -> f64 {
 }
 
 /// `text` broken at spaces into lines of at most `width` characters (a word longer than that
-/// stands alone on its line), the first line starting with `first`, the others with `rest`.
+/// stands alone on its line, whole), the first line starting with `first`, the others with
+/// `rest`. Set in full, so that another crate's textwrap features cannot change the breaks.
 pub(crate) fn wrap(text: &str, first: &str, rest: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let len = line.chars().count();
-        if !empty && len + 1 + word.chars().count() > width {
-            lines.push(std::mem::replace(&mut line, rest.to_string()));
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(word);
-        empty = false;
-    }
-    lines.push(line);
-    lines
+    use textwrap::{Options, WordSeparator, WordSplitter, WrapAlgorithm};
+
+    let options = Options::new(width)
+        .initial_indent(first)
+        .subsequent_indent(rest)
+        .break_words(false)
+        .word_separator(WordSeparator::AsciiSpace)
+        .word_splitter(WordSplitter::NoHyphenation)
+        .wrap_algorithm(WrapAlgorithm::FirstFit);
+    textwrap::wrap(text, options)
+        .into_iter()
+        .map(String::from)
+        .collect()
 }
 
 /// Seconds, with millisecond resolution for short times.
@@ -316,15 +298,6 @@ mod tests {
             let err = parse_duration(text).unwrap_err();
             assert!(err.starts_with(message), "{text:?}: {err}");
         }
-    }
-
-    #[test]
-    fn sizes_print_in_binary_units() {
-        assert_eq!(binary_size(1), "1 B");
-        assert_eq!(binary_size(1000), "1000 B");
-        assert_eq!(binary_size(8192), "8 KiB");
-        assert_eq!(binary_size(64 << 20), "64 MiB");
-        assert_eq!(binary_size(1536 << 10), "1.50 MiB");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //!   [`splitmix64`] and [`Rng`] for reproducible sweeps, [`XorShift64`] for the benches' data,
 //!   [`Zipf`] for the term-lookup workloads' skew.
 //! - **Reading texts**: [`value_of`] (a `key=value` word of a header or a script's output).
+//! - **Writing texts**: [`binary_size`] (`8 KiB`, `1.50 MiB`: the reports' byte counts).
 //! - **Checks**: [`assert_bytes`] names the first differing offset; [`assert_contains`] and
 //!   [`assert_count`] print the whole text they looked in; [`chain`], [`causes`],
 //!   [`has_input_error_payload`], [`input_error`], [`assert_msg_mentions`] and
@@ -35,6 +36,7 @@
 
 mod assert_bytes;
 mod assert_text;
+mod binary_size;
 mod count_sink;
 mod counting;
 mod counting_positional;
@@ -60,6 +62,7 @@ mod zipf;
 
 pub use assert_bytes::assert_bytes;
 pub use assert_text::{assert_contains, assert_count};
+pub use binary_size::binary_size;
 pub use count_sink::{CountSink, ReadOutcome};
 pub use counting::Counting;
 pub use counting_positional::CountingPositional;
