@@ -422,7 +422,7 @@ async fn blocks_of_one_read_are_requested_at_once() {
 #[tokio::test(start_paused = true)]
 async fn a_dropped_loader_hands_over_to_a_waiter() {
     let data = pattern_vec(10_000);
-    let (source, cache) = gated_cache(&data);
+    let (source, _) = gated_cache(&data);
     let loader = {
         let source = Arc::clone(&source);
         tokio::spawn(async move { source.read_at(0, 10).await })
@@ -486,7 +486,7 @@ async fn errors_are_returned_and_not_cached() {
 async fn every_waiter_of_a_failed_request_gets_the_error() {
     const READERS: u64 = 64;
     let data = pattern_vec(10_000);
-    let (source, cache) = gated_cache(&data);
+    let (source, _) = gated_cache(&data);
     source.get_ref().fail_next(1);
     let tasks: Vec<_> = (0..READERS)
         .map(|i| {
