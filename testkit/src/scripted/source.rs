@@ -67,11 +67,11 @@ use super::{Delay, ScriptedRequest};
 pub struct Scripted<S = MemorySource> {
     inner: S,
     name: Option<String>,
-    delay: Box<dyn Fn(&ScriptedRequest) -> Delay + Send + Sync>,
+    delay: ByRequest<Delay>,
     rules: Vec<Rule>,
     kind: ErrorKind,
     message: String,
-    error_with: Option<Box<dyn Fn(&ScriptedRequest) -> io::Error + Send + Sync>>,
+    error_with: Option<ByRequest<io::Error>>,
     length_is_a_request: bool,
     answers: Answers,
     /// The bytes `try_read_at` serves, if any.
@@ -90,6 +90,9 @@ pub struct Scripted<S = MemorySource> {
     buffers_freed: Arc<AtomicU64>,
 }
 
+/// A part of the script: what it says of a request.
+type ByRequest<T> = Box<dyn Fn(&ScriptedRequest) -> T + Send + Sync>;
+
 /// How answers are handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Answers {
@@ -104,12 +107,9 @@ enum Answers {
 /// A failure rule: which requests fail.
 enum Rule {
     /// Every request the predicate accepts.
-    If(Box<dyn Fn(&ScriptedRequest) -> bool + Send + Sync>),
+    If(ByRequest<bool>),
     /// The first request the predicate accepts, once.
-    Once(
-        Box<dyn Fn(&ScriptedRequest) -> bool + Send + Sync>,
-        AtomicBool,
-    ),
+    Once(ByRequest<bool>, AtomicBool),
 }
 
 impl Rule {
