@@ -22,6 +22,10 @@
 //!   [`Hostile::gated`], held `Pending` until its [`GateCtl`] lets it through), [`Faulty`] (a
 //!   `Cursor` whose reads fail from a position, whose seeks pend or are refused, set by
 //!   [`FaultyConfig`]) and [`PartlyAtHand`] (a positional source partly in "page cache").
+//! - **The model**: [`model`], what an input is checked against by the model tests and the
+//!   fuzzer: Lucene's decoding of a `Vec<u8>` at a position ([`model::read`]), the error kind a
+//!   failing read must have, and the checks of an input's state ([`model::check_window`],
+//!   [`model::check_handed`]).
 //! - **Harness pieces**: [`temp_tokio_file`] / [`temp_std_file_in`] (real files, unlinked at
 //!   once), [`server_var`] / [`object_file`] (what the server tests read from the environment), [`poll_once_then_drop`] (for cancellation tests), [`ExampleBuild`] (builds an
 //!   example from inside a test, in the test's target folder, without the package variables
@@ -48,6 +52,7 @@ mod hostile;
 mod hostile_config;
 mod hostile_log;
 mod key_value;
+pub mod model;
 mod partly_at_hand;
 mod pattern;
 mod poll;
