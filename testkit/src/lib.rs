@@ -84,7 +84,7 @@ pub use partly_at_hand::PartlyAtHand;
 pub use pattern::{fill_word_pattern, pattern, pattern_vec, word_pattern_vec};
 pub use poll::poll_once_then_drop;
 pub use rng::{splitmix64, Rng};
-pub use scripted::{Delay, Scripted, ScriptedRequest};
+pub use scripted::{Delay, Scripted, ScriptedCounts, ScriptedRequest};
 pub use server_env::{object_file, server_var};
 pub use temp_file::{temp_std_file_in, temp_tokio_file};
 pub use xorshift::XorShift64;

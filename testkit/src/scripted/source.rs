@@ -11,7 +11,7 @@ use bytes::Bytes;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::{Delay, ScriptedRequest};
+use super::{Delay, ScriptedCounts, ScriptedRequest};
 
 /// A test's positional source: bytes in memory (or any other source it wraps), with a script
 /// for each request's delay and failure, an optional gate, and a log of what it was asked.
@@ -32,13 +32,11 @@ use super::{Delay, ScriptedRequest};
 /// - **gate**: made [`gated`](Self::gated), every request waits until [`open`](Self::open);
 /// - **what it was asked**: [`log`](Self::log) (offset, length of each `read_at`, in order;
 ///   not kept if [`unlogged`](Self::unlogged), for tests that measure memory or run long),
-///   [`requests`](Self::requests), [`failures`](Self::failures), [`live`](Self::live) and
-///   [`max_live`](Self::max_live) (in flight: made, neither answered nor dropped),
-///   [`length_requests`](Self::length_requests);
+///   [`requests`](Self::requests), and [`counts`](Self::counts) (failures, requests in
+///   flight and the most at once, `len` calls, answers freed);
 /// - **its answers**: slices of the bytes, or with [`fresh_buffers`](Self::fresh_buffers) each
 ///   in an allocation of its own (as a network source's), and with
-///   [`counted_buffers`](Self::counted_buffers) their frees counted too
-///   ([`buffers_freed`](Self::buffers_freed)).
+///   [`counted_buffers`](Self::counted_buffers) their frees counted too.
 ///
 /// A request is booked, its failure decided and its delay chosen when `read_at` is called; the
 /// gate, the delay and the answer follow when the future is polled. Nothing is at hand
@@ -61,7 +59,7 @@ use super::{Delay, ScriptedRequest};
 /// assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset);
 /// assert_eq!(e.to_string(), "injected failure: read of 10 bytes at 95 (request 1)");
 /// assert_eq!(source.log(), [(0, 10), (95, 10)]);
-/// assert_eq!((source.requests(), source.failures()), (2, 1));
+/// assert_eq!((source.requests(), source.counts().failures), (2, 1));
 /// # }
 /// ```
 pub struct Scripted<S = MemorySource> {
@@ -342,29 +340,17 @@ impl<S> Scripted<S> {
         self.requests.load(SeqCst)
     }
 
-    /// Requests failed so far.
-    pub fn failures(&self) -> u64 {
-        self.failures.load(SeqCst)
-    }
-
-    /// Requests in flight: made, and neither answered nor dropped.
-    pub fn live(&self) -> u64 {
-        self.live.load(SeqCst)
-    }
-
-    /// The most requests in flight at once.
-    pub fn max_live(&self) -> u64 {
-        self.max_live.load(SeqCst)
-    }
-
-    /// `len` calls so far.
-    pub fn length_requests(&self) -> u64 {
-        self.length_requests.load(SeqCst)
-    }
-
-    /// Answers handed out by [`counted_buffers`](Self::counted_buffers) and freed since.
-    pub fn buffers_freed(&self) -> u64 {
-        self.buffers_freed.load(SeqCst)
+    /// Everything it counted so far: requests, failures, requests in flight and the most at
+    /// once, `len` calls, answers freed.
+    pub fn counts(&self) -> ScriptedCounts {
+        ScriptedCounts {
+            requests: self.requests.load(SeqCst),
+            failures: self.failures.load(SeqCst),
+            live: self.live.load(SeqCst),
+            max_live: self.max_live.load(SeqCst),
+            length_requests: self.length_requests.load(SeqCst),
+            buffers_freed: self.buffers_freed.load(SeqCst),
+        }
     }
 
     /// The wrapped source.
@@ -518,10 +504,7 @@ impl<S> std::fmt::Debug for Scripted<S> {
         f.debug_struct("Scripted")
             .field("name", &self.name)
             .field("rules", &self.rules.len())
-            .field("requests", &self.requests())
-            .field("failures", &self.failures())
-            .field("live", &self.live())
-            .field("length_requests", &self.length_requests())
+            .field("counts", &self.counts())
             .field("open", &*self.gate.borrow())
             .finish_non_exhaustive()
     }
@@ -548,7 +531,11 @@ mod tests {
         assert_eq!(source.read_at(45, 10).await.unwrap().len(), 5, "once only");
         assert_eq!(t0.elapsed(), Duration::from_millis(1 + 2 + 3 + 4));
         assert_eq!(
-            (source.requests(), source.failures(), source.live()),
+            (
+                source.requests(),
+                source.counts().failures,
+                source.counts().live
+            ),
             (4, 2, 0)
         );
         source.fail_next(1);
@@ -571,15 +558,22 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert_eq!(
-            (source.requests(), source.live(), source.max_live()),
+            (
+                source.requests(),
+                source.counts().live,
+                source.counts().max_live
+            ),
             (1, 1, 1)
         );
         source.open();
         let bytes = task.await.unwrap().unwrap();
         assert_eq!(bytes[..], [2u8; 4]);
-        assert_eq!(source.buffers_freed(), 0);
+        assert_eq!(source.counts().buffers_freed, 0);
         drop(bytes);
-        assert_eq!((source.buffers_freed(), source.live()), (1, 0));
+        assert_eq!(
+            (source.counts().buffers_freed, source.counts().live),
+            (1, 0)
+        );
     }
 
     #[tokio::test(flavor = "current_thread")]
@@ -589,7 +583,7 @@ mod tests {
             .fail_request(0);
         assert!(source.len().await.is_err());
         assert_eq!(source.len().await.unwrap(), 10);
-        assert_eq!((source.requests(), source.length_requests()), (2, 2));
+        assert_eq!((source.requests(), source.counts().length_requests), (2, 2));
         assert!(source.log().is_empty());
         let mut buf = [0u8; 4];
         assert_eq!(source.try_read_at(0, &mut buf), 0, "nothing at hand");

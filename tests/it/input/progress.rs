@@ -417,7 +417,7 @@ macro_rules! retry {
                         attempts,
                         $bound,
                         $source.requests(),
-                        $source.failures()
+                        $source.counts().failures
                     );
                 }
             }
@@ -657,7 +657,7 @@ async fn a_read_retried_after_an_outage_is_not_failed_by_chunks_asked_during_it(
         input.read_bytes(&mut buf).await.unwrap_or_else(|e| {
             panic!(
                 "a read at {at} after the outage failed ({} requests failed in it): {e}",
-                source.failures()
+                source.counts().failures
             )
         });
         assert_eq!(buf, data[at..at + 1000]);

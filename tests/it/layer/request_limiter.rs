@@ -92,10 +92,10 @@ async fn run(limiter: RequestLimiter) -> usize {
     // A turn is taken before the request starts and given back after it ends, so the
     // limiter's count encloses the store's at every moment (equal only by timing).
     assert!(
-        stats.max_in_flight >= source.get_ref().max_live() as usize,
+        stats.max_in_flight >= source.get_ref().counts().max_live as usize,
         "{stats:?}"
     );
-    source.get_ref().max_live() as usize
+    source.get_ref().counts().max_live as usize
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -402,7 +402,7 @@ mod sharing {
         drop(answers);
         assert_eq!(kept[..], expected(64_000, 100)[..]);
         assert_eq!(
-            source.get_ref().buffers_freed(),
+            source.get_ref().counts().buffers_freed,
             1,
             "a 100-byte answer kept the shared 64,100-byte buffer alive"
         );

@@ -94,16 +94,16 @@ async fn sequential_read_requests_every_byte_once_and_stays_within_depth() {
         assert_eq!(buf[..], data[pos..pos + 100]);
         pos += 100;
         assert!(
-            probe.live() as usize <= ahead.depth(),
+            probe.counts().live as usize <= ahead.depth(),
             "{} alive: {:?}",
-            probe.live(),
+            probe.counts().live,
             input.fetch()
         );
     }
     assert!(
-        probe.max_live() as usize <= ahead.depth(),
+        probe.counts().max_live as usize <= ahead.depth(),
         "max live {}",
-        probe.max_live()
+        probe.counts().max_live
     );
     // The requests tile the file: no byte was asked twice, none skipped.
     let mut log = probe.log();
@@ -125,7 +125,7 @@ async fn a_seek_elsewhere_discards_and_cancels_read_ahead() {
     input.read_bytes(&mut [0u8; 100]).await.unwrap();
     settle().await;
     assert_eq!(
-        probe.live(),
+        probe.counts().live,
         3,
         "three more chunks in flight: {:?}",
         probe.log()
@@ -134,7 +134,7 @@ async fn a_seek_elsewhere_discards_and_cancels_read_ahead() {
     input.read_byte().await.unwrap();
     settle().await;
     assert_eq!(
-        probe.live(),
+        probe.counts().live,
         0,
         "chunks in flight cancelled: {:?}",
         input.fetch()
@@ -173,10 +173,10 @@ async fn dropping_the_input_aborts_requests_in_flight() {
     input.seek_to(0);
     let _ = tokio::time::timeout(Duration::from_millis(1), input.read_byte()).await;
     settle().await;
-    assert_eq!(probe.live(), 1);
+    assert_eq!(probe.counts().live, 1);
     drop(input);
     settle().await;
-    assert_eq!(probe.live(), 0);
+    assert_eq!(probe.counts().live, 0);
 }
 
 #[tokio::test(start_paused = true)]
