@@ -85,7 +85,7 @@ async fn ours_positional(data: &bytes::Bytes, size: usize) {
 
 /// `read_bytes` of `size` through a 64 KiB window over read-ahead chunks of a source that
 /// answers every request at once and has nothing at hand.
-async fn ours_read_ahead(source: &std::sync::Arc<abi_testkit::FailEvery>, size: usize) {
+async fn ours_read_ahead(source: &std::sync::Arc<abi_testkit::Scripted>, size: usize) {
     let fetch =
         PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(4 << 20, 4));
     let input = AsyncBufferedInput::with_capacity(64 << 10, fetch);
@@ -202,11 +202,7 @@ fn sequential(c: &mut Criterion<Clock>) {
 
 fn read_ahead_chunks(c: &mut Criterion<Clock>) {
     let data = data();
-    let source = std::sync::Arc::new(abi_testkit::FailEvery::new(
-        data.clone(),
-        0,
-        std::io::ErrorKind::Other,
-    ));
+    let source = std::sync::Arc::new(abi_testkit::Scripted::new(data.clone()).unlogged());
     let rt = runtime();
     for size in [100, 4096, 8192, 16384] {
         let mut group = c.benchmark_group(format!("read_ahead_chunks/{size}"));

@@ -2,7 +2,7 @@
 //! position, the bytes handed out, the checksum's start, an `End` seek left pending), and
 //! checks after every operation:
 //!
-//! - values equal the [reference](crate::reference)'s; an error has the reference's kind
+//! - values equal the [reference](abi_testkit::model::read)'s; an error has the reference's kind
 //!   (`UnexpectedEof`, `InvalidData`, `InvalidInput`) or is an injected one, and carries an
 //!   `InputError` naming the operation and the position the value started at;
 //! - a failed or dropped operation consumed nothing: `position()` is where it started;
@@ -24,8 +24,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt};
 
 use crate::case::{Case, IntoKind, Op, ReadKind, SeekSpec, Source, Target, ViewOp, MAX_ALLOC};
 use crate::drive::{block_on, drive};
-use crate::reference::{self, Decoded, Fail, Val};
 use crate::sources::{HostileSource, HostileStream, Injected, INJECTED_KINDS};
+use abi_testkit::model::{self as reference, Decoded, Fail, Val};
 
 /// The most inputs (the first, its clones and slices) a case keeps.
 const MAX_INPUTS: usize = 4;
@@ -652,35 +652,8 @@ impl<F: Family> Harness<F> {
 
     fn check_slot(slot: &Slot<F>) -> Result<(), String> {
         let input = &slot.input;
-        let (pos, len) = (slot.pos, slot.len());
-        if input.position() != pos {
-            return Err(format!(
-                "position() is {}, the model's {pos}",
-                input.position()
-            ));
-        }
-        let w = input.window();
-        let buffer = input.buffer();
-        if w.end < w.start || w.end - w.start > input.capacity() as u64 {
-            return Err(format!("window() {w:?} larger than the capacity"));
-        }
-        if w.start < w.end && w.end > len {
-            return Err(format!("window() {w:?} past the end of the data ({len})"));
-        }
-        if w.start <= pos && pos <= w.end {
-            if buffer.len() as u64 != w.end - pos {
-                return Err(format!(
-                    "buffer() holds {} bytes in window {w:?}",
-                    buffer.len()
-                ));
-            }
-        } else if !buffer.is_empty() {
-            return Err(format!("buffer() not empty outside the window {w:?}"));
-        }
-        if !buffer.is_empty() && reference::take(&slot.data, pos, buffer.len() as u64) != Ok(buffer)
-        {
-            return Err("buffer() is not the data at the position".into());
-        }
+        let len = slot.len();
+        reference::check_window(input, &slot.data, slot.pos)?;
         if let Some(known) = input.known_length() {
             if known != len {
                 return Err(format!("known_length() is {known}, the data's {len}"));
@@ -693,19 +666,8 @@ impl<F: Family> Harness<F> {
                 slot.checksum
             ));
         }
-        let stats = input.stats();
-        if stats.bytes_from_window + stats.bytes_direct != slot.handed {
-            return Err(format!(
-                "stats {stats:?}: bytes_from_window + bytes_direct is not the {} bytes handed out",
-                slot.handed
-            ));
-        }
-        if stats.bytes_direct > stats.bytes_from_source {
-            return Err(format!(
-                "stats {stats:?}: more bytes direct than from the source"
-            ));
-        }
-        F::check_source(input, &stats)
+        reference::check_handed(input, slot.handed)?;
+        F::check_source(input, &input.stats())
     }
 
     /// Checks the outcome of a read of the current input that started at `at`.

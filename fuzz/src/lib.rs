@@ -3,8 +3,9 @@
 //! A fuzz input is decoded by hand into a [`Case`](case::Case): a source family (a stream, a
 //! positional source, with or without read-ahead), a window capacity, the source's faults
 //! (short reads, `Pending`, injected errors, refused seeks), the data, and operations. The
-//! [`harness`] runs the operations next to a model and the [`reference`] decoder and checks
-//! every result, error and position; the [`sources`] misbehave as told; [`drive`] makes every
+//! [`harness`] runs the operations next to a model (the test kit's [`abi_testkit::model`]: its
+//! reference decoder and the checks of an input's state) and checks every result, error and
+//! position; the [`sources`] misbehave as told; [`drive`] makes every
 //! hang a loud failure.
 //!
 //! - `decode` ([`decode`]): typed reads only (every `read_*`, strings, owned and bulk reads,
@@ -19,7 +20,6 @@ pub mod case;
 pub mod count;
 pub mod drive;
 pub mod harness;
-pub mod reference;
 pub mod sources;
 
 /// The `decode` target's body.

@@ -15,13 +15,18 @@
 //! - **Counting wrappers**: [`Counting`] (a stream; its [`Counts`], or the caller's own
 //!   [`CountSink`]) and [`CountingPositional`] (a positional source) count what reaches the
 //!   source under an input.
+//! - **Scripted positional source**: [`Scripted`], the one source for a test that needs a
+//!   request to be slow ([`Delay`]), to fail (by rules over each [`ScriptedRequest`]), to wait
+//!   at a gate, or to be logged.
 //! - **Hostile and failing sources**: [`Hostile`] (a stream with short reads, `Pending` and
 //!   injected errors, set by [`HostileConfig`], reported in [`HostileLog`]; or, made by
 //!   [`Hostile::gated`], held `Pending` until its [`GateCtl`] lets it through), [`Faulty`] (a
 //!   `Cursor` whose reads fail from a position, whose seeks pend or are refused, set by
-//!   [`FaultyConfig`]),
-//!   [`PartlyAtHand`] (a positional source partly in "page cache") and [`FailEvery`] (a
-//!   positional source failing every n-th request).
+//!   [`FaultyConfig`]) and [`PartlyAtHand`] (a positional source partly in "page cache").
+//! - **The model**: [`model`], what an input is checked against by the model tests and the
+//!   fuzzer: Lucene's decoding of a `Vec<u8>` at a position ([`model::read`]), the error kind a
+//!   failing read must have, and the checks of an input's state ([`model::check_window`],
+//!   [`model::check_handed`]).
 //! - **Harness pieces**: [`temp_tokio_file`] / [`temp_std_file_in`] (real files, unlinked at
 //!   once), [`server_var`] / [`object_file`] (what the server tests read from the environment), [`poll_once_then_drop`] (for cancellation tests), [`ExampleBuild`] (builds an
 //!   example from inside a test, in the test's target folder, without the package variables
@@ -43,17 +48,18 @@ mod counting_positional;
 mod counts;
 mod error_chain;
 mod example_build;
-mod fail_every;
 mod faulty;
 mod gate_ctl;
 mod hostile;
 mod hostile_config;
 mod hostile_log;
 mod key_value;
+pub mod model;
 mod partly_at_hand;
 mod pattern;
 mod poll;
 mod rng;
+mod scripted;
 mod seek;
 mod server_env;
 mod temp_file;
@@ -71,7 +77,6 @@ pub use error_chain::{
     assert_msg_mentions, assert_source_error, causes, chain, has_input_error_payload, input_error,
 };
 pub use example_build::ExampleBuild;
-pub use fail_every::FailEvery;
 pub use faulty::{Faulty, FaultyConfig};
 pub use gate_ctl::GateCtl;
 pub use hostile::Hostile;
@@ -82,6 +87,7 @@ pub use partly_at_hand::PartlyAtHand;
 pub use pattern::{fill_word_pattern, pattern, pattern_vec, word_pattern_vec};
 pub use poll::poll_once_then_drop;
 pub use rng::{splitmix64, Rng};
+pub use scripted::{Delay, Scripted, ScriptedCounts, ScriptedRequest};
 pub use server_env::{object_file, server_var};
 pub use temp_file::{temp_std_file_in, temp_tokio_file};
 pub use xorshift::XorShift64;

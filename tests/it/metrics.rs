@@ -1,38 +1,24 @@
 //! The `metrics` feature: the wrappers' counters reach an installed recorder.
 #![cfg(feature = "metrics")]
 
-use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use abi_testkit::{Delay, Scripted};
 use async_buffered_input::layer::{
     Deadline, HedgePolicy, Hedged, RequestLimiter, RetryPolicy, Retrying,
 };
 use async_buffered_input::metrics as names;
 use async_buffered_input::source::{MemorySource, PositionalSource};
-use bytes::Bytes;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
-/// Request 0 stalls (a deadline, then a retry), request 2 is slow (hedged), the rest answer at
-/// once.
-struct Script {
-    data: MemorySource,
-    sent: AtomicUsize,
-}
-
-impl PositionalSource for Script {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        match self.sent.fetch_add(1, Ordering::SeqCst) {
-            0 => std::future::pending().await,
-            2 => tokio::time::sleep(Duration::from_secs(1)).await,
-            _ => {}
-        }
-        self.data.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.data.len().await
-    }
+/// 1000 bytes whose request 0 stalls (a deadline, then a retry), request 2 is slow (hedged),
+/// the rest answer at once.
+fn script() -> Scripted {
+    Scripted::new(vec![9u8; 1000]).delay_with(|r| match r.index {
+        0 => Delay::Forever,
+        2 => Delay::Sleep(Duration::from_secs(1)),
+        _ => Delay::Ready,
+    })
 }
 
 /// Runs `work` on a current-thread runtime with a paused clock, recording into a recorder of
@@ -62,14 +48,7 @@ fn counters_move() {
         let limiter = RequestLimiter::new(1);
         let source = Retrying::new(
             Hedged::new(
-                limiter.wrap(Deadline::new(
-                    Script {
-                        data: MemorySource::new(vec![9u8; 1000]),
-                        sent: AtomicUsize::new(0),
-                    },
-                    Duration::from_millis(100),
-                    1 << 20,
-                )),
+                limiter.wrap(Deadline::new(script(), Duration::from_millis(100), 1 << 20)),
                 HedgePolicy::fixed(Duration::from_millis(10)).with_budget(1.0),
             ),
             RetryPolicy::new(3).with_backoff(Duration::from_millis(1), Duration::from_millis(1)),
@@ -113,14 +92,7 @@ fn counters_move() {
 fn retries_are_counted() {
     let snapshotter = recorded(async {
         let source = Retrying::new(
-            Deadline::new(
-                Script {
-                    data: MemorySource::new(vec![9u8; 1000]),
-                    sent: AtomicUsize::new(0),
-                },
-                Duration::from_millis(100),
-                1 << 20,
-            ),
+            Deadline::new(script(), Duration::from_millis(100), 1 << 20),
             RetryPolicy::new(3).with_backoff(Duration::from_millis(1), Duration::from_millis(1)),
         );
         assert_eq!(source.read_at(0, 10).await.unwrap().len(), 10);

@@ -4,9 +4,8 @@
 //! inputs, slices and clones reading through a small cache that evicts as it goes.
 #![cfg(feature = "cache")]
 
-use std::io::{self, ErrorKind};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::io::ErrorKind;
+use std::sync::Arc;
 use std::time::Duration;
 
 use abi_testkit::*;
@@ -15,96 +14,20 @@ use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};
-use bytes::Bytes;
-use tokio::sync::watch;
-
-// ---------------------------------------------------------------------------------------------
-// A source that logs, fails and waits on demand
-// ---------------------------------------------------------------------------------------------
-
-/// A memory source that logs every `read_at` (offset, length), fails the next `fail_next`
-/// requests with `ConnectionReset` (after the gate), and holds every request until its gate is
-/// open (open unless made with [`Probe::gated`]).
-#[derive(Debug)]
-struct Probe {
-    data: MemorySource,
-    name: Option<String>,
-    log: Mutex<Vec<(u64, usize)>>,
-    fail_next: AtomicU64,
-    gate: watch::Sender<bool>,
-}
-
-impl Probe {
-    fn new(data: Vec<u8>) -> Self {
-        Self {
-            data: MemorySource::new(data),
-            name: None,
-            log: Mutex::new(Vec::new()),
-            fail_next: AtomicU64::new(0),
-            gate: watch::Sender::new(true),
-        }
-    }
-
-    fn named(data: Vec<u8>, name: &str) -> Self {
-        Self {
-            name: Some(name.to_owned()),
-            ..Self::new(data)
-        }
-    }
-
-    fn gated(data: Vec<u8>) -> Self {
-        let probe = Self::new(data);
-        probe.gate.send_replace(false);
-        probe
-    }
-
-    fn open(&self) {
-        self.gate.send_replace(true);
-    }
-
-    fn requests(&self) -> usize {
-        self.log.lock().unwrap().len()
-    }
-
-    fn log(&self) -> Vec<(u64, usize)> {
-        self.log.lock().unwrap().clone()
-    }
-}
-
-impl PositionalSource for Probe {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        self.log.lock().unwrap().push((offset, len));
-        let mut gate = self.gate.subscribe();
-        gate.wait_for(|open| *open)
-            .await
-            .expect("the gate is alive");
-        let fail = self
-            .fail_next
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok();
-        if fail {
-            return Err(io::Error::new(
-                ErrorKind::ConnectionReset,
-                format!("injected failure of the read of {len} bytes at {offset}"),
-            ));
-        }
-        self.data.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.data.len().await
-    }
-
-    fn resource(&self) -> Option<String> {
-        self.name.clone()
-    }
-}
 
 /// The source's bytes at `[offset, offset + len)`, cut at its end.
 fn expected(data: &[u8], offset: u64, len: usize) -> &[u8] {
     let start = offset.min(data.len() as u64) as usize;
     let end = start.saturating_add(len).min(data.len());
     &data[start..end]
+}
+
+/// A cache of 4 KiB blocks over `data` from a [`Scripted`] source that holds every request until
+/// it is opened, shared by the tasks of a test.
+fn gated_cache(data: &[u8]) -> (Arc<Cached<Scripted>>, BlockCache) {
+    let cache = BlockCache::with_block_size(1 << 20, 4096);
+    let source = Cached::new(Scripted::new(data.to_vec()).gated(), cache.clone());
+    (Arc::new(source), cache)
 }
 
 /// Every request of the log is one whole aligned block.
@@ -132,7 +55,7 @@ async fn random_ranges_return_the_source_bytes() {
     let len = data.len() as u64;
     for capacity in [1 << 20, 8 * BLOCK as u64] {
         let cache = BlockCache::with_block_size(capacity, BLOCK);
-        let source = Cached::new(Probe::new(data.clone()), cache.clone());
+        let source = Cached::new(Scripted::new(data.clone()), cache.clone());
         let mut rng = Rng::new(capacity);
         for i in 0..3000 {
             let offset = match rng.below(4) {
@@ -186,7 +109,7 @@ async fn concurrent_random_readers_get_the_source_bytes() {
     const BLOCK: usize = 100;
     let data = Arc::new(pattern_vec(20_000 + 37));
     let cache = BlockCache::with_block_size(20 * BLOCK as u64, BLOCK);
-    let source = Arc::new(Cached::new(Probe::new(data.to_vec()), cache.clone()));
+    let source = Arc::new(Cached::new(Scripted::new(data.to_vec()), cache.clone()));
     let tasks: Vec<_> = (0..8u64)
         .map(|t| {
             let (source, data) = (Arc::clone(&source), Arc::clone(&data));
@@ -218,7 +141,7 @@ async fn concurrent_random_readers_get_the_source_bytes() {
 async fn blocks_are_kept_as_returned() {
     let data = pattern_vec(1000);
     let cache = BlockCache::with_block_size(1 << 20, 256);
-    let source = Cached::new(Probe::new(data.clone()), cache.clone());
+    let source = Cached::new(Scripted::new(data.clone()), cache.clone());
 
     let a = source.read_at(300, 10).await.unwrap();
     let b = source.read_at(305, 100).await.unwrap();
@@ -241,7 +164,7 @@ async fn blocks_are_kept_as_returned() {
     assert_eq!(source.get_ref().requests(), before, "the end is known");
 
     // A fresh source over the same bytes: a read past the end asks once and caches nothing.
-    let other = Cached::new(Probe::new(data.clone()), cache.clone());
+    let other = Cached::new(Scripted::new(data.clone()), cache.clone());
     assert!(other.read_at(2000, 10).await.unwrap().is_empty());
     assert_eq!(other.get_ref().log(), [(1792, 256)]);
     assert_eq!(cache.stats().blocks, 2, "nothing cached past the end");
@@ -259,7 +182,7 @@ async fn length_is_asked_once() {
     assert_eq!(source.key(), None);
 
     let named = Cached::new(
-        Probe::named(vec![1; 5], "s3://bucket/seg_1.tim"),
+        Scripted::new(vec![1; 5]).named("s3://bucket/seg_1.tim"),
         BlockCache::new(1 << 20),
     );
     assert_eq!(named.resource().as_deref(), Some("s3://bucket/seg_1.tim"));
@@ -331,13 +254,19 @@ async fn keys_decide_what_is_shared() {
     let data = pattern_vec(5000);
     let cache = BlockCache::with_block_size(1 << 20, 1024);
 
-    let a = Cached::new(Probe::named(data.clone(), "/index/_0.cfs"), cache.clone());
-    let b = Cached::new(Probe::named(data.clone(), "/index/_0.cfs"), cache.clone());
+    let a = Cached::new(
+        Scripted::new(data.clone()).named("/index/_0.cfs"),
+        cache.clone(),
+    );
+    let b = Cached::new(
+        Scripted::new(data.clone()).named("/index/_0.cfs"),
+        cache.clone(),
+    );
     assert_eq!(&a.read_at(100, 3000).await.unwrap()[..], &data[100..3100]);
     assert_eq!(&b.read_at(1500, 2000).await.unwrap()[..], &data[1500..3500]);
     assert_eq!(b.get_ref().requests(), 0, "b reads a's blocks");
 
-    let c = Cached::with_key(Probe::new(data.clone()), cache.clone(), "/index/_0.cfs");
+    let c = Cached::with_key(Scripted::new(data.clone()), cache.clone(), "/index/_0.cfs");
     assert_eq!(&c.read_at(0, 5000).await.unwrap()[..], &data[..]);
     assert_eq!(
         c.get_ref().log(),
@@ -345,8 +274,8 @@ async fn keys_decide_what_is_shared() {
         "only block 4 was missing"
     );
 
-    let d = Cached::new(Probe::new(data.clone()), cache.clone());
-    let e = Cached::new(Probe::new(data.clone()), cache.clone());
+    let d = Cached::new(Scripted::new(data.clone()), cache.clone());
+    let e = Cached::new(Scripted::new(data.clone()), cache.clone());
     d.read_at(0, 10).await.unwrap();
     e.read_at(0, 10).await.unwrap();
     assert_eq!((d.get_ref().requests(), e.get_ref().requests()), (1, 1));
@@ -358,7 +287,7 @@ async fn keys_decide_what_is_shared() {
 async fn try_read_at_serves_what_the_cache_holds() {
     let data = pattern_vec(1000);
     let cache = BlockCache::with_block_size(1 << 20, 100);
-    let source = Cached::new(Probe::new(data.clone()), cache.clone());
+    let source = Cached::new(Scripted::new(data.clone()), cache.clone());
     let mut buf = [0u8; 250];
     assert_eq!(source.try_read_at(0, &mut buf), 0);
     assert_eq!(cache.stats().hits, 0);
@@ -385,8 +314,7 @@ async fn try_read_at_serves_what_the_cache_holds() {
 async fn concurrent_misses_make_one_request() {
     const READERS: u64 = 64;
     let data = pattern_vec(10_000);
-    let cache = BlockCache::with_block_size(1 << 20, 4096);
-    let source = Arc::new(Cached::new(Probe::gated(data.clone()), cache.clone()));
+    let (source, cache) = gated_cache(&data);
     let tasks: Vec<_> = (0..READERS)
         .map(|i| {
             let source = Arc::clone(&source);
@@ -494,8 +422,7 @@ async fn blocks_of_one_read_are_requested_at_once() {
 #[tokio::test(start_paused = true)]
 async fn a_dropped_loader_hands_over_to_a_waiter() {
     let data = pattern_vec(10_000);
-    let cache = BlockCache::with_block_size(1 << 20, 4096);
-    let source = Arc::new(Cached::new(Probe::gated(data.clone()), cache.clone()));
+    let (source, _) = gated_cache(&data);
     let loader = {
         let source = Arc::clone(&source);
         tokio::spawn(async move { source.read_at(0, 10).await })
@@ -531,9 +458,9 @@ async fn a_dropped_loader_hands_over_to_a_waiter() {
 async fn errors_are_returned_and_not_cached() {
     let data = pattern_vec(5000);
     let cache = BlockCache::with_block_size(1 << 20, 1000);
-    let source = Cached::new(Probe::new(data.clone()), cache.clone());
+    let source = Cached::new(Scripted::new(data.clone()), cache.clone());
 
-    source.get_ref().fail_next.store(1, Ordering::SeqCst);
+    source.get_ref().fail_next(1);
     let e = source.read_at(1500, 10).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectionReset);
     assert!(e.to_string().contains("1000 bytes at 1000"), "{e}");
@@ -543,7 +470,7 @@ async fn errors_are_returned_and_not_cached() {
     );
     assert_eq!(source.get_ref().log(), [(1000, 1000), (1000, 1000)]);
 
-    source.get_ref().fail_next.store(1, Ordering::SeqCst);
+    source.get_ref().fail_next(1);
     let e = source.read_at(2500, 2000).await.unwrap_err(); // blocks 2, 3, 4
     assert_eq!(e.kind(), ErrorKind::ConnectionReset);
     assert_eq!(
@@ -559,9 +486,8 @@ async fn errors_are_returned_and_not_cached() {
 async fn every_waiter_of_a_failed_request_gets_the_error() {
     const READERS: u64 = 64;
     let data = pattern_vec(10_000);
-    let cache = BlockCache::with_block_size(1 << 20, 4096);
-    let source = Arc::new(Cached::new(Probe::gated(data.clone()), cache.clone()));
-    source.get_ref().fail_next.store(1, Ordering::SeqCst);
+    let (source, _) = gated_cache(&data);
+    source.get_ref().fail_next(1);
     let tasks: Vec<_> = (0..READERS)
         .map(|i| {
             let source = Arc::clone(&source);
@@ -576,7 +502,7 @@ async fn every_waiter_of_a_failed_request_gets_the_error() {
         assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}");
         assert!(
             e.to_string()
-                .contains("injected failure of the read of 4096 bytes at 0"),
+                .contains("injected failure: read of 4096 bytes at 0"),
             "{e}"
         );
     }

@@ -443,7 +443,13 @@ fn a_process_killed_while_writing_leaves_nothing_served_wrong() {
             let cache = BlockCache::with_disk_tier(KILL_BS as u64, disk);
             // A source that fails every read: only what the disk holds is served (and nothing
             // is written, so nothing the child left is evicted before it is checked).
-            let source = Cached::with_key(Unreachable(data.len() as u64), cache.clone(), NAME);
+            let source = Cached::with_key(
+                Scripted::new(data.clone())
+                    .fail_all()
+                    .error(std::io::ErrorKind::Other, "unreachable"),
+                cache.clone(),
+                NAME,
+            );
             for block in 0..KILL_BLOCKS {
                 let offset = (block * KILL_BS) as u64;
                 if let Ok(got) = source.read_at(offset, KILL_BS).await {
@@ -466,20 +472,4 @@ fn a_process_killed_while_writing_leaves_nothing_served_wrong() {
         25 * KILL_BLOCKS as u64,
         "{total}"
     );
-}
-
-/// A source of `.0` bytes whose every read fails.
-#[derive(Debug)]
-struct Unreachable(u64);
-
-impl PositionalSource for Unreachable {
-    async fn read_at(&self, offset: u64, len: usize) -> std::io::Result<bytes::Bytes> {
-        Err(std::io::Error::other(format!(
-            "read of {len} at {offset}: unreachable"
-        )))
-    }
-
-    async fn len(&self) -> std::io::Result<u64> {
-        Ok(self.0)
-    }
 }

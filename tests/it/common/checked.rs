@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::io::{self, ErrorKind, SeekFrom};
 use std::sync::Arc;
 
+use abi_testkit::model::{self, Fail, ReadKind, Val};
 use abi_testkit::*;
 use async_buffered_input::Fetch;
 use async_buffered_input::{AsyncBufferedInput, InputError};
@@ -148,18 +149,10 @@ impl<F: Fetch> Checked<F> {
     pub fn check(&self, after: &str) {
         let ctx = self.ctx(&format!("{} after {after}", self.label));
         check_window(&self.input, &self.data, self.pos, &ctx);
+        if let Err(wrong) = model::check_handed(&self.input, self.handed) {
+            panic!("{wrong}: {ctx}");
+        }
         let s = self.input.stats();
-        assert_eq!(
-            s.bytes_from_window + s.bytes_direct,
-            self.handed,
-            "stats {s:?}: bytes_from_window + bytes_direct must equal the bytes handed to the \
-             caller ({}): {ctx}",
-            self.handed
-        );
-        assert!(
-            s.bytes_direct <= s.bytes_from_source,
-            "stats {s:?}: more direct bytes than source bytes: {ctx}"
-        );
         if let Some(counts) = &self.counts {
             let c = counts.snapshot();
             assert_eq!(
@@ -234,41 +227,35 @@ impl<F: Fetch> Checked<F> {
         }
     }
 
-    /// `read_vint()`, against [`model_varint`].
-    pub async fn read_vint(&mut self) -> Outcome {
-        let ctx = self.begin(format_args!("read_vint()"));
-        let res = self.input.read_vint().await;
-        let expected = model_varint(&self.data, self.pos, 5, 4);
-        match (res, expected) {
-            (Ok(v), Ok((value, len))) => {
-                assert_eq!(u64::from(v), value, "read_vint value: {}", self.ctx(&ctx));
-                self.consumed(len as u64, &ctx)
+    /// A typed read's result against what the model decodes at its position: the value and
+    /// its length, or the error kind.
+    fn decoded(&mut self, kind: ReadKind, got: io::Result<Val>, ctx: &str) -> Outcome {
+        match (got, model::read(kind, &self.data, self.pos)) {
+            (Ok(value), Ok((want, len))) => {
+                assert_eq!(value, want, "{kind:?} value: {}", self.ctx(ctx));
+                self.consumed(len, ctx)
             }
-            (Ok(v), Err(kind)) => {
-                panic!("read_vint gave {v}, the model {kind:?}: {}", self.ctx(&ctx))
-            }
-            (Err(e), expected) => self.on_error_of(e, expected.err(), &ctx),
+            (Ok(value), Err(fail)) => panic!(
+                "{kind:?} gave {value:?}, the model {:?}: {}",
+                fail.kind(),
+                self.ctx(ctx)
+            ),
+            (Err(e), want) => self.on_error_of(e, want.err().map(Fail::kind), ctx),
         }
     }
 
-    /// `read_string()`, against [`model_string`].
+    /// `read_vint()`, against the model.
+    pub async fn read_vint(&mut self) -> Outcome {
+        let ctx = self.begin(format_args!("read_vint()"));
+        let got = self.input.read_vint().await.map(Val::U32);
+        self.decoded(ReadKind::VInt, got, &ctx)
+    }
+
+    /// `read_string()`, against the model.
     pub async fn read_string(&mut self) -> Outcome {
         let ctx = self.begin(format_args!("read_string()"));
-        let res = self.input.read_string().await;
-        let expected = model_string(&self.data, self.pos);
-        match (res, expected) {
-            (Ok(s), Ok((value, len))) => {
-                assert_eq!(s, value, "read_string value: {}", self.ctx(&ctx));
-                self.consumed(len as u64, &ctx)
-            }
-            (Ok(s), Err(kind)) => {
-                panic!(
-                    "read_string gave {s:?}, the model {kind:?}: {}",
-                    self.ctx(&ctx)
-                )
-            }
-            (Err(e), expected) => self.on_error_of(e, expected.err(), &ctx),
-        }
+        let got = self.input.read_string().await.map(Val::Str);
+        self.decoded(ReadKind::String, got, &ctx)
     }
 
     /// `read_u32_into` of `count` values: all or nothing.

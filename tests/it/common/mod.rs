@@ -8,12 +8,12 @@
 //!
 //! Contents:
 //! * [`check_window`] / [`in_window`] / [`read_ok`] (`window`): an input's position, `buffer()`
-//!   and `window()` against the file contents, and a read checked with them.
-//! * [`model_varint`] / [`model_string`] (`model`): decode as Lucene's `DataInput` does, for the
-//!   model's side of typed reads.
-//! * [`Checked`] (`checked`): drives an `AsyncBufferedInput` next to a trivial model (`Vec<u8>` +
-//!   position) and checks bytes, decoded values, errors (kind and position), `position()`,
-//!   `buffer()`, `window()` and `stats()` after every call.
+//!   and `window()` against the file contents (the test kit's model checks, panicking), and a
+//!   read checked with them.
+//! * [`Checked`] (`checked`): drives an `AsyncBufferedInput` next to the test kit's model
+//!   (`abi_testkit::model`: a `Vec<u8>` + position, Lucene's decoding) and checks bytes,
+//!   decoded values, errors (kind and position), `position()`, `buffer()`, `window()` and
+//!   `stats()` after every call, as the fuzzer's harness does with the same model.
 //! * [`conformance_input`] / `conformance_tests!` (`conformance`): the one conformance sweep, run
 //!   against every family of input: streams ([`stream_conformance`]), positional sources
 //!   ([`positional_conformance`]), slices ([`slice_conformance`]) and clones
@@ -24,7 +24,6 @@
 mod checked;
 #[macro_use]
 mod conformance;
-mod model;
 mod window;
 
 // Each test binary uses a subset of these.
@@ -32,8 +31,6 @@ mod window;
 pub use checked::*;
 #[allow(unused_imports)]
 pub use conformance::*;
-#[allow(unused_imports)]
-pub use model::*;
 #[allow(unused_imports)]
 pub use window::*;
 

@@ -3,15 +3,14 @@
 //! the one the OS or the HTTP client saw. The HTTP cases start their own server on 127.0.0.1.
 
 use std::io::{self, ErrorKind};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use abi_testkit::causes as chain;
+use abi_testkit::Scripted;
 use async_buffered_input::layer::{RetryPolicy, Retrying};
-use async_buffered_input::source::{FileSource, MemorySource, PositionalSource};
+use async_buffered_input::source::FileSource;
 use async_buffered_input::PositionalFetch;
 use async_buffered_input::SourceError;
 use async_buffered_input::{AsyncBufferedInput, InputError};
-use bytes::Bytes;
 
 /// The OS's text for a missing file ("No such file or directory (os error 2)" on Linux).
 fn no_such_file() -> String {
@@ -43,44 +42,16 @@ async fn a_missing_file_says_so_in_one_line() {
     assert!(debug.len() < 200, "{debug}");
 }
 
-/// A source whose every request fails with the OS error `code` after its first `ok` requests.
-#[derive(Debug)]
-struct FailingAfter {
-    inner: MemorySource,
-    ok: u64,
-    code: i32,
-    requests: AtomicU64,
-}
-
-impl FailingAfter {
-    /// 100 bytes whose every request fails with the OS error `code`.
-    fn from_the_first(code: i32) -> Self {
-        Self {
-            inner: MemorySource::new(vec![7u8; 100]),
-            ok: 0,
-            code,
-            requests: AtomicU64::new(0),
-        }
-    }
-}
-
-impl PositionalSource for FailingAfter {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        if self.requests.fetch_add(1, Relaxed) >= self.ok {
-            let cause = io::Error::from_raw_os_error(self.code);
-            let context = format!("read of {len} bytes at offset {offset} from f.bin");
-            return Err(SourceError::new(context, cause).into());
-        }
-        self.inner.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.inner.len().await
-    }
-
-    fn resource(&self) -> Option<String> {
-        Some("f.bin".into())
-    }
+/// 100 bytes of "f.bin" whose every request fails with the OS error `code`.
+fn failing_from_the_first(code: i32) -> Scripted {
+    Scripted::new(vec![7u8; 100])
+        .named("f.bin")
+        .fail_all()
+        .error_with(move |r| {
+            let cause = io::Error::from_raw_os_error(code);
+            let context = format!("read of {} bytes at offset {} from f.bin", r.len, r.offset);
+            SourceError::new(context, cause).into()
+        })
 }
 
 /// `e` has the `kind` of the OS error `errno`, and its whole chain is one line: `before`, then
@@ -94,7 +65,7 @@ fn assert_os_failure(e: &io::Error, errno: i32, kind: ErrorKind, before: &str) {
 
 #[tokio::test]
 async fn a_read_that_fails_in_the_source_ends_with_the_cause() {
-    let source = FailingAfter::from_the_first(libc::ECONNRESET);
+    let source = failing_from_the_first(libc::ECONNRESET);
     let mut input = AsyncBufferedInput::with_capacity(16, PositionalFetch::new(source));
     input.seek_to(10);
     let e = input.read_u32().await.unwrap_err();
@@ -118,7 +89,7 @@ async fn a_read_that_fails_in_the_source_ends_with_the_cause() {
 
 #[tokio::test(start_paused = true)]
 async fn retries_that_give_up_say_how_many_and_why() {
-    let source = FailingAfter::from_the_first(libc::ETIMEDOUT);
+    let source = failing_from_the_first(libc::ETIMEDOUT);
     let source = Retrying::new(source, RetryPolicy::new(3));
     let mut input = AsyncBufferedInput::with_capacity(16, PositionalFetch::new(source));
     let e = input.read_byte().await.unwrap_err();

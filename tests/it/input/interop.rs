@@ -2,11 +2,10 @@
 //! `tokio_util::compat`), and as a `Stream` of `Bytes` chunks (`BytesStream`): every byte,
 //! every window size, positions after seeks, errors, and chunks that are the window's buffer.
 
-use std::io::{self, ErrorKind, SeekFrom};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::io::{ErrorKind, SeekFrom};
 
 use async_buffered_input::interop::BytesStream;
-use async_buffered_input::source::{MemorySource, PositionalSource};
+use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
@@ -155,35 +154,13 @@ async fn chunks_are_the_window_buffer_not_copies() {
     assert_eq!(stream.get_ref().stats().bytes_from_source, 128);
 }
 
-/// A source whose request number `fail_at` (counting from 0) fails with `ConnectionReset`.
-#[derive(Debug)]
-struct FailsOnce {
-    inner: MemorySource,
-    fail_at: u64,
-    requests: AtomicU64,
-}
-
-impl PositionalSource for FailsOnce {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        if self.requests.fetch_add(1, Relaxed) == self.fail_at {
-            return Err(io::Error::new(ErrorKind::ConnectionReset, "injected reset"));
-        }
-        self.inner.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.inner.len().await
-    }
-}
-
 #[tokio::test]
 async fn an_error_ends_the_stream_and_the_input_resumes_where_it_failed() {
     let data = data(1000);
-    let source = FailsOnce {
-        inner: MemorySource::new(data.clone()),
-        fail_at: 3,
-        requests: AtomicU64::new(0),
-    };
+    // Request 3 (from 0) fails.
+    let source = abi_testkit::Scripted::new(data.clone())
+        .fail_request(3)
+        .error(ErrorKind::ConnectionReset, "injected reset");
     let input = AsyncBufferedInput::with_capacity(100, PositionalFetch::new(source));
     let mut stream: BytesStream<_> = input.into_stream(usize::MAX);
     let mut got = Vec::new();
@@ -194,7 +171,11 @@ async fn an_error_ends_the_stream_and_the_input_resumes_where_it_failed() {
         }
     };
     assert_eq!(e.kind(), ErrorKind::ConnectionReset);
-    assert!(e.to_string().ends_with("failed: injected reset"), "{e}");
+    assert!(
+        e.to_string().contains("failed: injected reset: read of ")
+            && e.to_string().ends_with(" at 300 (request 3)"),
+        "{e}"
+    );
     assert_eq!(got.len(), 300);
     assert!(stream.is_terminated());
     assert!(stream.next().await.is_none());

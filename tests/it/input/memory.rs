@@ -175,19 +175,10 @@ async fn an_open_input_keeps_at_most_its_window_and_no_chunks_at_the_end() {
 }
 
 /// A source that allocates every answer, as a network source does (a `MemorySource` hands out
-/// slices of one buffer, which would hide what read-ahead holds), and has nothing at hand.
-#[derive(Debug)]
-struct Allocating(async_buffered_input::source::MemorySource);
-
-impl async_buffered_input::source::PositionalSource for Allocating {
-    async fn read_at(&self, offset: u64, len: usize) -> std::io::Result<bytes::Bytes> {
-        let bytes = self.0.read_at(offset, len).await?;
-        Ok(bytes::Bytes::copy_from_slice(&bytes))
-    }
-
-    async fn len(&self) -> std::io::Result<u64> {
-        self.0.len().await
-    }
+/// slices of one buffer, which would hide what read-ahead holds), has nothing at hand, and
+/// keeps no log (which would count as memory held).
+fn allocating(data: Vec<u8>) -> abi_testkit::Scripted {
+    abi_testkit::Scripted::new(data).fresh_buffers().unlogged()
 }
 
 /// Opens `n` inputs over `source` with the default read-ahead and `budget`, reads each one's
@@ -196,9 +187,9 @@ impl async_buffered_input::source::PositionalSource for Allocating {
 /// how many requests went beyond what was asked (read-ahead chunks are 64 KiB at first).
 async fn open_many(
     n: usize,
-    source: &std::sync::Arc<Allocating>,
+    source: &std::sync::Arc<abi_testkit::Scripted>,
     budget: Option<&async_buffered_input::MemoryBudget>,
-) -> Vec<AsyncBufferedInput<async_buffered_input::PositionalFetch<Allocating>>> {
+) -> Vec<AsyncBufferedInput<async_buffered_input::PositionalFetch<abi_testkit::Scripted>>> {
     use async_buffered_input::PositionalFetch;
     let mut inputs = Vec::with_capacity(n);
     for _ in 0..n {
@@ -226,11 +217,10 @@ async fn open_many(
 /// than wait. Without a budget, the same inputs hold a read-ahead's first chunks each.
 #[tokio::test(flavor = "current_thread")]
 async fn ten_thousand_inputs_stay_within_their_windows_and_the_budget() {
-    use async_buffered_input::source::MemorySource;
     use async_buffered_input::MemoryBudget;
     let _turn = ONE_AT_A_TIME.lock().await;
     let data: Vec<u8> = (0..4u64 << 20).map(|i| (i * 7 % 251) as u8).collect();
-    let source = std::sync::Arc::new(Allocating(MemorySource::new(data)));
+    let source = std::sync::Arc::new(allocating(data));
     const CAPACITY: isize = 4096;
     // Slack for the inputs' own structs (a few hundred bytes each) and the Vec holding them.
     const PER_INPUT: isize = 2048;
@@ -287,7 +277,7 @@ async fn ten_thousand_inputs_stay_within_their_windows_and_the_budget() {
 #[tokio::test(flavor = "current_thread")]
 async fn ten_thousand_inputs_and_a_block_cache_share_one_budget() {
     use async_buffered_input::cache::{BlockCache, Cached};
-    use async_buffered_input::source::MemorySource;
+
     use async_buffered_input::{MemoryBudget, PositionalFetch};
     use std::sync::Arc;
     let _turn = ONE_AT_A_TIME.lock().await;
@@ -303,10 +293,7 @@ async fn ten_thousand_inputs_and_a_block_cache_share_one_budget() {
     let budget = MemoryBudget::new(32 << 20);
     // A capacity far over the budget: the budget is what bounds the blocks here.
     let cache = BlockCache::with_budget(1 << 30, BLOCK, &budget);
-    let source = Arc::new(Cached::new(
-        Allocating(MemorySource::new(data)),
-        cache.clone(),
-    ));
+    let source = Arc::new(Cached::new(allocating(data), cache.clone()));
 
     let n = 10_000u64;
     let before = live();
@@ -361,7 +348,7 @@ async fn ten_thousand_inputs_and_a_block_cache_share_one_budget() {
 #[tokio::test(flavor = "current_thread")]
 async fn at_the_end_no_chunks_even_when_the_length_was_not_known() {
     let _turn = ONE_AT_A_TIME.lock().await; // the others count what this allocates
-    use async_buffered_input::source::MemorySource;
+
     use async_buffered_input::{MemoryBudget, PositionalFetch};
     const CHUNK: usize = 4096;
     // Reads through the window (which refills past the end: that finds it), and reads straight
@@ -375,7 +362,7 @@ async fn at_the_end_no_chunks_even_when_the_length_was_not_known() {
     ] {
         for past_the_end in [false, true] {
             let data: Vec<u8> = (0..len as u64).map(|i| (i * 7 % 251) as u8).collect();
-            let source = std::sync::Arc::new(Allocating(MemorySource::new(data)));
+            let source = std::sync::Arc::new(allocating(data));
             let budget = MemoryBudget::new(1 << 20);
             let fetch = PositionalFetch::from_arc(source)
                 .with_read_ahead(ReadAhead::new(CHUNK, 4))
@@ -406,11 +393,11 @@ async fn at_the_end_no_chunks_even_when_the_length_was_not_known() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_input_keeps_its_bound_and_nothing_after_release() {
     let _turn = ONE_AT_A_TIME.lock().await; // the others count what this allocates
-    use async_buffered_input::source::MemorySource;
+
     use async_buffered_input::{MemoryBudget, PositionalFetch};
     let len = 1 << 20;
     let data: Vec<u8> = (0..len as u64).map(|i| (i * 7 % 251) as u8).collect();
-    let source = std::sync::Arc::new(Allocating(MemorySource::new(data)));
+    let source = std::sync::Arc::new(allocating(data));
     let budget = MemoryBudget::new(64 << 20);
     let read_ahead = ReadAhead::default();
     let fetch = PositionalFetch::from_arc(source)

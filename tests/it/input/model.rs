@@ -21,14 +21,12 @@
 use crate::common;
 
 use std::io::{self, Cursor, ErrorKind, SeekFrom};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use abi_testkit::poll_once_then_drop as poll_once;
 use abi_testkit::*;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
-use bytes::Bytes;
 use common::*;
 use proptest::prelude::*;
 use tokio::io::{AsyncRead, AsyncSeek, AsyncSeekExt};
@@ -362,35 +360,6 @@ async fn drive<F: Family>(mut t: Checked<F>, case: &Case) {
     }
 }
 
-/// A memory source that fails every `every`-th request (`read_at` and `len`).
-#[derive(Debug)]
-struct Flaky {
-    inner: MemorySource,
-    every: u64,
-    calls: AtomicU64,
-}
-
-impl Flaky {
-    fn fail(&self) -> io::Result<()> {
-        if self.calls.fetch_add(1, Ordering::Relaxed) % self.every == self.every - 1 {
-            return Err(io::Error::new(HOSTILE_READ_ERROR, "injected"));
-        }
-        Ok(())
-    }
-}
-
-impl PositionalSource for Flaky {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        self.fail()?;
-        self.inner.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.fail()?;
-        self.inner.len().await
-    }
-}
-
 async fn drive_stream<R: AsyncRead + AsyncSeek + Unpin>(
     source: R,
     case: &Case,
@@ -455,11 +424,11 @@ fn run_case(case: &Case) {
                 drive_positional(MemorySource::new(data), chunk, depth, case, Vec::new()).await;
             }
             Source::Flaky { every, chunk } => {
-                let src = Flaky {
-                    inner: MemorySource::new(data),
-                    every,
-                    calls: AtomicU64::new(0),
-                };
+                // Every `every`-th request fails, `len` calls counted too.
+                let src = Scripted::new(data)
+                    .length_is_a_request()
+                    .fail_every(every)
+                    .error(HOSTILE_READ_ERROR, "injected");
                 drive_positional(src, chunk, 3, case, vec![HOSTILE_READ_ERROR]).await;
             }
             Source::PartlyAtHand { chunk } => {

@@ -48,7 +48,7 @@ async fn a_short_string_retried_over_a_source_failing_every_8th_request_complete
         for window in issue_windows() {
             for phase in 0..8 {
                 let what = format!("{shape}, window {window}, phase {phase}");
-                let source = Arc::new(FailEvery::new(data.clone(), 8, ErrorKind::ConnectionReset));
+                let source = Arc::new(Scripted::new(data.clone()).fail_every(8));
                 for _ in 0..phase {
                     let _ = source.read_at(0, 1).await;
                 }
@@ -125,7 +125,7 @@ async fn a_long_string_that_is_not_utf8_retried_over_a_failing_source_ends_in_in
     for ahead in shapes {
         for window in [1, 7, 64, 4096] {
             let what = format!("{ahead:?}, window {window}");
-            let source = Arc::new(FailEvery::new(data.clone(), 8, ErrorKind::ConnectionReset));
+            let source = Arc::new(Scripted::new(data.clone()).fail_every(8));
             let mut fetch = PositionalFetch::from_arc(source.clone());
             if let Some(read_ahead) = ahead.read_ahead() {
                 fetch = fetch.with_read_ahead(read_ahead);
@@ -417,7 +417,7 @@ macro_rules! retry {
                         attempts,
                         $bound,
                         $source.requests(),
-                        $source.failures()
+                        $source.counts().failures
                     );
                 }
             }
@@ -444,8 +444,11 @@ async fn run_model(
         read.encode(&mut data);
     }
     data.extend((0..8).map(|i| pattern(1 << 40 | i)));
-    let source =
-        Arc::new(FailEvery::new(data.clone(), n, ErrorKind::ConnectionReset).pending(pending));
+    let mut source = Scripted::new(data.clone()).fail_every(n);
+    if pending {
+        source = answers_wait(source);
+    }
+    let source = Arc::new(source);
     let mut fetch = PositionalFetch::from_arc(source.clone());
     if let Some(read_ahead) = ahead.read_ahead() {
         fetch = fetch.with_read_ahead(read_ahead);
@@ -573,9 +576,7 @@ async fn a_bulk_read_retried_while_read_ahead_requests_are_in_flight_completes()
     for (chunk, depth) in [(2, 2), (16, 2), (16, 4), (7, 3), (64, 2), (4096, 2)] {
         for every in [2, 3, 4] {
             let what = format!("{chunk}-byte chunks, {depth} at a time, every {every}th fails");
-            let source = Arc::new(
-                FailEvery::new(data.clone(), every, ErrorKind::ConnectionReset).pending(true),
-            );
+            let source = Arc::new(answers_wait(Scripted::new(data.clone()).fail_every(every)));
             let fetch = PositionalFetch::from_arc(source.clone())
                 .with_read_ahead(ReadAhead::new(chunk, depth));
             let mut input = AsyncBufferedInput::with_capacity(64, fetch);
@@ -604,50 +605,24 @@ async fn a_bulk_read_retried_while_read_ahead_requests_are_in_flight_completes()
     }
 }
 
-/// A positional source that is down while `down` is set: a request asked then fails with
-/// `ConnectionReset`, each later one after more yields than the one before (so read-ahead
-/// chunks asked during the outage fail after the consumer has seen the first failure); a
-/// request asked while it is up answers after one yield.
-struct Outage {
-    data: bytes::Bytes,
-    down: std::sync::atomic::AtomicBool,
-    failed: std::sync::atomic::AtomicU64,
+/// Makes `source`'s answers wait: a failure for one yield to the runtime, bytes for four (a
+/// reset comes back faster than a transfer). The fetcher then runs its requests as tasks of
+/// their own, and those after a failed one are still in flight when it fails.
+fn answers_wait(source: Scripted) -> Scripted {
+    source.delay_with(|r| Delay::Yields(if r.fails { 1 } else { 4 }))
 }
 
-impl async_buffered_input::source::PositionalSource for Outage {
-    fn read_at(
-        &self,
-        offset: u64,
-        len: usize,
-    ) -> impl std::future::Future<Output = std::io::Result<bytes::Bytes>> + Send {
-        use std::sync::atomic::Ordering;
-        let down = self.down.load(Ordering::SeqCst);
-        let yields = if down {
-            2 + 2 * self.failed.fetch_add(1, Ordering::SeqCst)
-        } else {
-            1
-        };
-        let start = (offset as usize).min(self.data.len());
-        let end = (start + len).min(self.data.len());
-        let bytes = self.data.slice(start..end);
-        async move {
-            for _ in 0..yields {
-                tokio::task::yield_now().await;
-            }
-            if down {
-                Err(std::io::Error::new(
-                    ErrorKind::ConnectionReset,
-                    "the store is down",
-                ))
-            } else {
-                Ok(bytes)
-            }
-        }
-    }
-
-    fn len(&self) -> impl std::future::Future<Output = std::io::Result<u64>> + Send {
-        std::future::ready(Ok(self.data.len() as u64))
-    }
+/// A positional source that is down while [`Scripted::set_down`]: a request asked then fails
+/// with `ConnectionReset`, each later one after more yields than the one before (so read-ahead
+/// chunks asked during the outage fail after the consumer has seen the first failure); a
+/// request asked while it is up answers after one yield.
+fn outage(data: Vec<u8>) -> Scripted {
+    Scripted::new(data)
+        .error(ErrorKind::ConnectionReset, "the store is down")
+        .delay_with(|r| match r.fails {
+            true => Delay::Yields(2 + 2 * r.failures_before as u32),
+            false => Delay::Yields(1),
+        })
 }
 
 /// What `network_faults` (nginx/S3 behind the fault proxy) checks, without a network: read-ahead
@@ -657,18 +632,13 @@ impl async_buffered_input::source::PositionalSource for Outage {
 /// reported to a retry made after the outage.
 #[tokio::test(flavor = "current_thread")]
 async fn a_read_retried_after_an_outage_is_not_failed_by_chunks_asked_during_it() {
-    use std::sync::atomic::Ordering;
     let data = pattern_vec(1 << 20);
-    let source = Arc::new(Outage {
-        data: data.clone().into(),
-        down: false.into(),
-        failed: 0.into(),
-    });
+    let source = Arc::new(outage(data.clone()));
     let fetch = PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(4096, 4));
     let mut input = AsyncBufferedInput::with_capacity(1024, fetch);
     let mut buf = vec![0u8; 1000];
     input.read_bytes(&mut buf).await.unwrap();
-    source.down.store(true, Ordering::SeqCst);
+    source.set_down(true);
     let at = loop {
         let at = input.position();
         match input.read_bytes(&mut buf).await {
@@ -681,13 +651,13 @@ async fn a_read_retried_after_an_outage_is_not_failed_by_chunks_asked_during_it(
         assert!(at < 1 << 19, "the outage never showed");
     };
     assert_eq!(input.position(), at);
-    source.down.store(false, Ordering::SeqCst);
+    source.set_down(false);
     for _ in 0..20 {
         let at = input.position() as usize;
         input.read_bytes(&mut buf).await.unwrap_or_else(|e| {
             panic!(
                 "a read at {at} after the outage failed ({} requests failed in it): {e}",
-                source.failed.load(Ordering::SeqCst)
+                source.counts().failures
             )
         });
         assert_eq!(buf, data[at..at + 1000]);
@@ -705,7 +675,7 @@ async fn read_ranges_retried_over_a_source_failing_every_3rd_request_completes()
     let ranges: Vec<_> = (0..12u64)
         .map(|k| k * APART + k..k * APART + k + 100)
         .collect();
-    let source = Arc::new(FailEvery::new(data.clone(), 3, ErrorKind::ConnectionReset));
+    let source = Arc::new(Scripted::new(data.clone()).fail_every(3));
     let input = AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));
     let mut attempts = 0;
     let got = loop {

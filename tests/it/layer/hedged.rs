@@ -4,71 +4,19 @@
 //! behind.
 
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use abi_testkit::{Delay, Scripted};
 use async_buffered_input::layer::{Deadline, HedgePolicy, Hedged, RetryPolicy, Retrying};
-use async_buffered_input::source::{MemorySource, PositionalSource};
+use async_buffered_input::source::PositionalSource;
 use async_buffered_input::SourceError;
-use bytes::Bytes;
 use tokio::time::Instant;
 
-/// A source whose n-th request takes `latency(n)` (`None`: never answers), and that counts its
-/// requests and how many are alive (sent and not yet answered or dropped).
-struct Scripted {
-    data: MemorySource,
-    latency: Box<dyn Fn(usize) -> Option<Duration> + Send + Sync>,
-    sent: AtomicUsize,
-    alive: AtomicUsize,
-    // (request number, when it was sent)
-    log: Mutex<Vec<(usize, Instant)>>,
-}
-
-impl Scripted {
-    fn new(latency: impl Fn(usize) -> Option<Duration> + Send + Sync + 'static) -> Self {
-        Self {
-            data: MemorySource::new(abi_testkit::pattern_vec(1 << 16)),
-            latency: Box::new(latency),
-            sent: AtomicUsize::new(0),
-            alive: AtomicUsize::new(0),
-            log: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn sent(&self) -> usize {
-        self.sent.load(Ordering::SeqCst)
-    }
-
-    fn alive(&self) -> usize {
-        self.alive.load(Ordering::SeqCst)
-    }
-}
-
-struct Alive<'a>(&'a AtomicUsize);
-
-impl Drop for Alive<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl PositionalSource for Scripted {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        let n = self.sent.fetch_add(1, Ordering::SeqCst);
-        self.log.lock().unwrap().push((n, Instant::now()));
-        self.alive.fetch_add(1, Ordering::SeqCst);
-        let _alive = Alive(&self.alive);
-        match (self.latency)(n) {
-            Some(latency) => tokio::time::sleep(latency).await,
-            None => std::future::pending().await,
-        }
-        self.data.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.data.len().await
-    }
+/// A source of 64 KiB whose n-th request (from 0) takes `latency(n)` (`None`: never answers).
+fn scripted(latency: impl Fn(u64) -> Option<Duration> + Send + Sync + 'static) -> Scripted {
+    Scripted::new(abi_testkit::pattern_vec(1 << 16))
+        .delay_with(move |r| latency(r.index).map_or(Delay::Forever, Delay::Sleep))
 }
 
 fn ms(n: u64) -> Duration {
@@ -84,10 +32,10 @@ fn expected(offset: usize, len: usize) -> Vec<u8> {
 fn hedged_after(
     delay_ms: u64,
     budget: f64,
-    latency: impl Fn(usize) -> Option<Duration> + Send + Sync + 'static,
+    latency: impl Fn(u64) -> Option<Duration> + Send + Sync + 'static,
 ) -> Hedged<Scripted> {
     Hedged::new(
-        Scripted::new(latency),
+        scripted(latency),
         HedgePolicy::fixed(ms(delay_ms)).with_budget(budget),
     )
 }
@@ -104,7 +52,7 @@ async fn timed_read(source: &Hedged<Scripted>, at: u64, len: usize) -> Duration 
 async fn hedged_after_reads(
     delay_ms: u64,
     budget: f64,
-    latency: impl Fn(usize) -> Option<Duration> + Send + Sync + 'static,
+    latency: impl Fn(u64) -> Option<Duration> + Send + Sync + 'static,
     reads: usize,
 ) -> Hedged<Scripted> {
     let source = hedged_after(delay_ms, budget, latency);
@@ -128,15 +76,12 @@ async fn a_slow_first_request_is_beaten_by_the_hedge_and_dropped() {
         (stats.requests, stats.hedges_fired, stats.hedges_won),
         (1, 1, 1)
     );
-    assert_eq!(source.get_ref().sent(), 2);
+    assert_eq!(source.get_ref().requests(), 2);
+    let live = source.get_ref().counts().live;
+    assert_eq!(live, 0, "the slow first request was dropped");
+    let sent_at = source.get_ref().sent_at();
     assert_eq!(
-        source.get_ref().alive(),
-        0,
-        "the slow first request was dropped"
-    );
-    let log = source.get_ref().log.lock().unwrap().clone();
-    assert_eq!(
-        log[1].1 - log[0].1,
+        sent_at[1] - sent_at[0],
         ms(10),
         "the hedge was sent after the delay"
     );
@@ -148,14 +93,15 @@ async fn when_the_first_answers_first_the_hedge_is_dropped() {
     assert_eq!(timed_read(&source, 0, 10).await, ms(20));
     let stats = source.stats();
     assert_eq!((stats.hedges_fired, stats.hedges_won), (1, 0));
-    assert_eq!(source.get_ref().alive(), 0, "the slow hedge was dropped");
+    let live = source.get_ref().counts().live;
+    assert_eq!(live, 0, "the slow hedge was dropped");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_fast_request_is_not_hedged() {
     let source = hedged_after_reads(10, 1.0, |_| Some(ms(3)), 10).await;
     assert_eq!(source.stats().hedges_fired, 0);
-    assert_eq!(source.get_ref().sent(), 10);
+    assert_eq!(source.get_ref().requests(), 10);
 }
 
 #[tokio::test(start_paused = true)]
@@ -184,33 +130,22 @@ async fn hedges_never_exceed_the_budget() {
     let stats = source.stats();
     assert_eq!(stats.requests, 1000);
     assert!(stats.hedges_fired <= 52, "{stats:?}");
-    assert_eq!(source.get_ref().sent() as u64, 1000 + stats.hedges_fired);
+    assert_eq!(source.get_ref().requests(), 1000 + stats.hedges_fired);
 
     // A budget of 0 is no hedge at all, not even the reserve.
     let source = hedged_after_reads(1, 0.0, |_| Some(ms(50)), 10).await;
     assert_eq!(source.stats().hedges_fired, 0);
-    assert_eq!(source.get_ref().sent(), 10);
+    assert_eq!(source.get_ref().requests(), 10);
 }
 
 /// A source whose first request for an offset takes `latency(offset)`, and any later one (a
 /// hedge) 1 ms.
-struct FirstSlow {
-    data: MemorySource,
-    latency: fn(u64) -> Duration,
-    seen: Mutex<std::collections::HashSet<u64>>,
-}
-
-impl PositionalSource for FirstSlow {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        let first = self.seen.lock().unwrap().insert(offset);
-        let latency = if first { (self.latency)(offset) } else { ms(1) };
-        tokio::time::sleep(latency).await;
-        self.data.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.data.len().await
-    }
+fn first_slow(latency: fn(u64) -> Duration) -> Scripted {
+    let seen = Mutex::new(std::collections::HashSet::new());
+    Scripted::new(abi_testkit::pattern_vec(1 << 16)).delay_with(move |r| {
+        let first = seen.lock().unwrap().insert(r.offset);
+        Delay::Sleep(if first { latency(r.offset) } else { ms(1) })
+    })
 }
 
 #[tokio::test(start_paused = true)]
@@ -221,15 +156,11 @@ async fn a_straggler_gets_the_reserve_when_the_usual_tail_took_the_rest() {
     // the reserve; a straggler, still unanswered at twice the delay (6 ms), takes it. (Without
     // the reserve the tail takes every hedge as soon as it is earned, and stragglers wait.)
     let source = Hedged::new(
-        FirstSlow {
-            data: MemorySource::new(abi_testkit::pattern_vec(1 << 16)),
-            latency: |i| match i {
-                i if i % 100 == 99 => ms(200),
-                i if i % 10 == 9 => ms(5),
-                _ => ms(1),
-            },
-            seen: Mutex::default(),
-        },
+        first_slow(|i| match i {
+            i if i % 100 == 99 => ms(200),
+            i if i % 10 == 9 => ms(5),
+            _ => ms(1),
+        }),
         HedgePolicy::fixed(ms(3)).with_budget(0.05),
     );
     // 1000 reads, read i starting at i / 10 ms: about 10 in flight at a time.
@@ -260,7 +191,7 @@ async fn a_straggler_gets_the_reserve_when_the_usual_tail_took_the_rest() {
 async fn the_learned_delay_follows_recent_latencies() {
     // 2 ms usually, 200 ms for every 50th request.
     let source = Hedged::new(
-        Scripted::new(|n| Some(if n % 50 == 49 { ms(200) } else { ms(2) })),
+        scripted(|n| Some(if n % 50 == 49 { ms(200) } else { ms(2) })),
         HedgePolicy::default(),
     );
     assert_eq!(source.stats().delay, None, "nothing learned yet");
@@ -297,7 +228,7 @@ async fn a_read_sent_while_the_delay_is_learned_is_hedged_once_it_is() {
     // have answered, the delay is known (2 ms, the floor) and the straggler, waiting longer
     // than that, is hedged.
     let source = Hedged::new(
-        Scripted::new(|n| Some(if n == 5 { ms(1000) } else { ms(2) })),
+        scripted(|n| Some(if n == 5 { ms(1000) } else { ms(2) })),
         HedgePolicy::default(),
     );
     let t0 = Instant::now();
@@ -320,7 +251,8 @@ async fn a_read_sent_while_the_delay_is_learned_is_hedged_once_it_is() {
         (1, 1, 0),
         "{stats:?}"
     );
-    assert_eq!(source.get_ref().alive(), 0, "the straggler was dropped");
+    let live = source.get_ref().counts().live;
+    assert_eq!(live, 0, "the straggler was dropped");
 }
 
 #[tokio::test(start_paused = true)]
@@ -339,25 +271,9 @@ async fn a_slow_read_the_budget_cannot_pay_for_is_counted() {
 
 #[tokio::test(start_paused = true)]
 async fn one_failed_request_waits_for_the_other() {
-    struct FirstFails(Scripted);
-    impl PositionalSource for FirstFails {
-        async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-            let n = self.0.sent();
-            let data = self.0.read_at(offset, len).await;
-            if n == 0 {
-                return Err(io::Error::new(io::ErrorKind::ConnectionReset, "first"));
-            }
-            data
-        }
-        async fn len(&self) -> io::Result<u64> {
-            self.0.len().await
-        }
-    }
     // The first fails at 20 ms, after the hedge was sent (10 ms); the hedge answers at 40 ms.
     let source = Hedged::new(
-        FirstFails(Scripted::new(|n| {
-            Some(if n == 0 { ms(20) } else { ms(30) })
-        })),
+        scripted(|n| Some(if n == 0 { ms(20) } else { ms(30) })).fail_request(0),
         HedgePolicy::fixed(ms(10)).with_budget(1.0),
     );
     let t0 = Instant::now();
@@ -371,7 +287,7 @@ async fn one_failed_request_waits_for_the_other() {
 async fn a_stalled_request_hits_its_deadline_and_retrying_recovers() {
     // The first request never answers; the second answers in 1 ms.
     let deadline = Deadline::new(
-        Scripted::new(|n| if n == 0 { None } else { Some(ms(1)) }),
+        scripted(|n| if n == 0 { None } else { Some(ms(1)) }),
         ms(100),
         1_000_000,
     );
@@ -390,7 +306,7 @@ async fn a_stalled_request_hits_its_deadline_and_retrying_recovers() {
     assert_eq!(inner.stats().deadlines_hit, 1);
     assert_eq!(inner.stats().requests, 2);
     assert_eq!(
-        inner.get_ref().alive(),
+        inner.get_ref().counts().live,
         0,
         "the stalled request was dropped"
     );
@@ -398,7 +314,7 @@ async fn a_stalled_request_hits_its_deadline_and_retrying_recovers() {
 
 #[tokio::test(start_paused = true)]
 async fn a_deadline_error_is_timed_out_and_says_what_was_asked() {
-    let source = Deadline::new(Scripted::new(|_| None), ms(50), 1 << 20);
+    let source = Deadline::new(scripted(|_| None), ms(50), 1 << 20);
     let err = source.read_at(4096, 100).await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::TimedOut);
     assert!(RetryPolicy::is_transient(err.kind()));
@@ -418,7 +334,7 @@ async fn a_deadline_error_is_timed_out_and_says_what_was_asked() {
 #[tokio::test(start_paused = true)]
 async fn the_deadline_grows_with_the_size() {
     // 1 MB/s: 65 kB gets 50 ms + 65 ms, 100 B about 50 ms; requests answer in 110 ms.
-    let source = Deadline::new(Scripted::new(|_| Some(ms(110))), ms(50), 1_000_000);
+    let source = Deadline::new(scripted(|_| Some(ms(110))), ms(50), 1_000_000);
     assert_eq!(
         source.read_at(0, 100).await.unwrap_err().kind(),
         io::ErrorKind::TimedOut
@@ -433,7 +349,7 @@ async fn the_whole_stack_hedges_and_retries_stalls() {
     let stack = Retrying::new(
         Hedged::new(
             Deadline::new(
-                Scripted::new(|n| if n < 2 { None } else { Some(ms(2)) }),
+                scripted(|n| if n < 2 { None } else { Some(ms(2)) }),
                 ms(100),
                 1 << 20,
             ),
@@ -446,7 +362,7 @@ async fn the_whole_stack_hedges_and_retries_stalls() {
     let hedged = stack.get_ref();
     assert_eq!(hedged.get_ref().stats().deadlines_hit, 2);
     assert_eq!(hedged.stats().hedges_fired, 1);
-    assert_eq!(hedged.get_ref().get_ref().alive(), 0);
+    assert_eq!(hedged.get_ref().get_ref().counts().live, 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -457,9 +373,10 @@ async fn a_dropped_hedged_read_drops_both_requests() {
         // Run it past the hedge delay, then drop it.
         let result = tokio::time::timeout(ms(15), read).await;
         assert!(result.is_err());
-        assert_eq!(source.get_ref().sent(), 2, "the hedge was sent");
+        assert_eq!(source.get_ref().requests(), 2, "the hedge was sent");
     }
-    assert_eq!(source.get_ref().alive(), 0, "both requests were dropped");
+    let live = source.get_ref().counts().live;
+    assert_eq!(live, 0, "both requests were dropped");
     let data = source.read_at(20, 10).await.unwrap();
     assert_eq!(data[..], expected(20, 10)[..]);
 }
@@ -500,7 +417,7 @@ async fn a_delay_too_long_to_add_to_an_instant_never_hedges_and_does_not_panic()
         HedgePolicy::fixed(Duration::MAX / 2 + ms(1)),
         HedgePolicy::learned(0.95, Duration::MAX, 1000),
     ] {
-        let source = Hedged::new(Scripted::new(|_| Some(ms(30))), policy.with_budget(1.0));
+        let source = Hedged::new(scripted(|_| Some(ms(30))), policy.with_budget(1.0));
         let data = source.read_at(100, 50).await.unwrap();
         assert_eq!(data[..], expected(100, 50)[..], "{policy:?}");
         assert_eq!(source.stats().hedges_fired, 0, "{policy:?}");

@@ -2,60 +2,27 @@
 //! on it shares one bound on requests in flight; reads served from memory never wait for it.
 
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use abi_testkit::{Delay, Scripted};
 use async_buffered_input::layer::{Limited, RequestLimiter};
-use async_buffered_input::source::{MemorySource, PositionalSource};
+use async_buffered_input::source::PositionalSource;
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
 
-/// A source that records how many of its requests run at once, and the most ever.
-struct Concurrency {
-    inner: MemorySource,
-    now: AtomicUsize,
-    max: AtomicUsize,
-    requests: AtomicUsize,
-}
-
-impl Concurrency {
-    fn new(len: usize) -> Self {
-        Self {
-            inner: MemorySource::new(abi_testkit::pattern_vec(len)),
-            now: AtomicUsize::new(0),
-            max: AtomicUsize::new(0),
-            requests: AtomicUsize::new(0),
-        }
-    }
-}
-
-impl PositionalSource for Concurrency {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
-        // Counts down when the request ends or is dropped (aborted read-ahead).
-        let _guard = Decrement(&self.now);
-        self.max.fetch_max(now, Ordering::SeqCst);
-        self.requests.fetch_add(1, Ordering::SeqCst);
-        // Stay in flight for a while, so that requests overlap.
-        for _ in 0..4 {
-            tokio::task::yield_now().await;
-        }
-        self.inner.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.requests.fetch_add(1, Ordering::SeqCst);
-        self.inner.len().await
-    }
-}
-
-struct Decrement<'a>(&'a AtomicUsize);
-
-impl Drop for Decrement<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
+/// A source whose requests stay in flight for four yields (so that they overlap), counting how
+/// many run at once and the most ever, and its requests (`len` calls too).
+fn concurrency(len: usize) -> Scripted {
+    Scripted::new(abi_testkit::pattern_vec(len))
+        .length_is_a_request()
+        .delay_with(|r| {
+            if r.is_length {
+                Delay::Ready
+            } else {
+                Delay::Yields(4)
+            }
+        })
 }
 
 const FILE: usize = 1 << 20;
@@ -65,7 +32,7 @@ const TASKS: usize = 64;
 /// 10,000 inputs (a third of them clones, a third slices) read by 64 tasks with read-ahead over
 /// one store behind `limiter`; returns the most requests the store saw at once.
 async fn run(limiter: RequestLimiter) -> usize {
-    let store = Arc::new(limiter.wrap(Concurrency::new(FILE)));
+    let store = Arc::new(limiter.wrap(concurrency(FILE)));
     let expected = Arc::new(abi_testkit::pattern_vec(FILE));
     let root = AsyncBufferedInput::with_capacity(
         4096,
@@ -116,19 +83,19 @@ async fn run(limiter: RequestLimiter) -> usize {
     .await
     .expect("every turn was given back");
     let stats = limiter.stats();
-    let source: &Limited<Concurrency> = &store;
+    let source: &Limited<Scripted> = &store;
     assert_eq!(
         stats.requests,
-        source.get_ref().requests.load(Ordering::SeqCst) as u64,
+        source.get_ref().requests(),
         "every request to the store took a turn"
     );
     // A turn is taken before the request starts and given back after it ends, so the
     // limiter's count encloses the store's at every moment (equal only by timing).
     assert!(
-        stats.max_in_flight >= source.get_ref().max.load(Ordering::SeqCst),
+        stats.max_in_flight >= source.get_ref().counts().max_live as usize,
         "{stats:?}"
     );
-    source.get_ref().max.load(Ordering::SeqCst)
+    source.get_ref().counts().max_live as usize
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -152,23 +119,8 @@ async fn without_a_limit_the_same_run_exceeds_32() {
 }
 
 /// A source whose bytes are all at hand (`try_read_at`) and whose requests never end.
-struct AtHandOnly(Vec<u8>);
-
-impl PositionalSource for AtHandOnly {
-    async fn read_at(&self, _offset: u64, _len: usize) -> io::Result<Bytes> {
-        std::future::pending().await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        Ok(self.0.len() as u64)
-    }
-
-    fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
-        let at = (offset as usize).min(self.0.len());
-        let n = buf.len().min(self.0.len() - at);
-        buf[..n].copy_from_slice(&self.0[at..at + n]);
-        n
-    }
+fn at_hand_only(data: Vec<u8>) -> Scripted {
+    Scripted::new(data).all_at_hand().delay(Delay::Forever)
 }
 
 /// Takes `limiter`'s only turn with a request that never ends; the turn is held while the
@@ -176,7 +128,7 @@ impl PositionalSource for AtHandOnly {
 fn hold_the_only_turn(
     limiter: &RequestLimiter,
 ) -> tokio_test::task::Spawn<impl std::future::Future<Output = ()>> {
-    let blocker = limiter.wrap(AtHandOnly(vec![0u8; 1]));
+    let blocker = limiter.wrap(at_hand_only(vec![0u8; 1]));
     let mut held = tokio_test::task::spawn(async move {
         let _ = blocker.read_at(0, 1).await;
     });
@@ -199,7 +151,7 @@ fn a_limiter_of_one_held() -> (
 #[tokio::test]
 async fn bytes_at_hand_never_wait() {
     let (limiter, _held) = a_limiter_of_one_held();
-    let source = limiter.wrap(AtHandOnly(abi_testkit::pattern_vec(100)));
+    let source = limiter.wrap(at_hand_only(abi_testkit::pattern_vec(100)));
     let mut buf = [0u8; 10];
     assert_eq!(source.try_read_at(5, &mut buf), 10);
     assert_eq!(buf[..], abi_testkit::pattern_vec(100)[5..15]);
@@ -221,7 +173,7 @@ mod cached {
     async fn cache_hits_do_not_wait_for_a_turn() {
         let limiter = RequestLimiter::new(1);
         let cache = BlockCache::with_block_size(1 << 20, 4096);
-        let store = Cached::with_key(limiter.wrap(Concurrency::new(64 * 1024)), cache, "f");
+        let store = Cached::with_key(limiter.wrap(concurrency(64 * 1024)), cache, "f");
         let first = store.read_at(0, 64 * 1024).await.unwrap();
         let after_fill = limiter.stats().requests;
         assert!(after_fill > 0);
@@ -248,7 +200,6 @@ mod cached {
 /// Near reads waiting for a turn share one request (`Limited`'s coalescing).
 mod sharing {
     use super::*;
-    use std::sync::Mutex;
 
     /// What a request at an offset does.
     #[derive(Clone, Copy)]
@@ -258,45 +209,20 @@ mod sharing {
         Fail,
     }
 
-    /// A source that records the ranges it was asked for, and answers each as `answer` says.
-    struct Recording {
-        data: MemorySource,
-        asked: Mutex<Vec<(u64, usize)>>,
-        answer: fn(u64) -> Answer,
-    }
-
-    impl Recording {
-        fn new(answer: fn(u64) -> Answer) -> Self {
-            Self {
-                data: MemorySource::new(abi_testkit::pattern_vec(FILE)),
-                asked: Mutex::new(Vec::new()),
-                answer,
-            }
-        }
-
-        fn asked(&self) -> Vec<(u64, usize)> {
-            self.asked.lock().unwrap().clone()
-        }
-    }
-
-    impl PositionalSource for Recording {
-        async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-            self.asked.lock().unwrap().push((offset, len));
-            match (self.answer)(offset) {
-                Answer::Now => self.data.read_at(offset, len).await,
-                Answer::Never => std::future::pending().await,
-                Answer::Fail => Err(io::Error::new(io::ErrorKind::ConnectionReset, "boom")),
-            }
-        }
-
-        async fn len(&self) -> io::Result<u64> {
-            self.data.len().await
-        }
+    /// A source that logs the ranges it was asked for, and answers each as `answer` says.
+    fn recording(answer: fn(u64) -> Answer) -> Scripted {
+        Scripted::new(abi_testkit::pattern_vec(FILE))
+            .delay_with(move |r| match answer(r.offset) {
+                Answer::Never => Delay::Forever,
+                Answer::Now | Answer::Fail => Delay::Ready,
+            })
+            .fail_if(move |r| matches!(answer(r.offset), Answer::Fail))
+            .error(io::ErrorKind::ConnectionReset, "boom")
     }
 
     /// Spawns a read of each range over `source`, and lets each run until it waits for a turn.
     async fn waiting_reads(
-        source: &Arc<Limited<Recording>>,
+        source: &Arc<Limited<Scripted>>,
         ranges: &[(u64, usize)],
     ) -> Vec<tokio::task::JoinHandle<io::Result<Bytes>>> {
         let reads = ranges
@@ -319,18 +245,18 @@ mod sharing {
     #[tokio::test]
     async fn near_waiting_reads_share_one_request_far_ones_do_not() {
         let (limiter, held) = a_limiter_of_one_held();
-        let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Now)));
+        let source = Arc::new(limiter.wrap(recording(|_| Answer::Now)));
         // The first three fit in 128 KiB together; the last is 900 KB away.
         let ranges = [(0, 100), (1000, 100), (10_000, 4096), (900_000, 100)];
         let reads = waiting_reads(&source, &ranges).await;
-        assert!(source.get_ref().asked().is_empty(), "all wait for the turn");
+        assert!(source.get_ref().log().is_empty(), "all wait for the turn");
         drop(held);
         for (read, &(offset, len)) in reads.into_iter().zip(&ranges) {
             let data = read.await.unwrap().unwrap();
             assert_eq!(data[..], expected(offset, len)[..], "read at {offset}");
         }
         assert_eq!(
-            source.get_ref().asked(),
+            source.get_ref().log(),
             [(0, 14_096), (900_000, 100)],
             "one request for the near three, one for the far one"
         );
@@ -342,11 +268,11 @@ mod sharing {
     #[tokio::test]
     async fn a_read_that_finds_a_turn_free_goes_alone() {
         let limiter = RequestLimiter::new(4);
-        let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Now)));
+        let source = Arc::new(limiter.wrap(recording(|_| Answer::Now)));
         let (a, b) = tokio::join!(source.read_at(0, 100), source.read_at(100, 100));
         assert_eq!(a.unwrap()[..], expected(0, 100)[..]);
         assert_eq!(b.unwrap()[..], expected(100, 100)[..]);
-        assert_eq!(source.get_ref().asked(), [(0, 100), (100, 100)]);
+        assert_eq!(source.get_ref().log(), [(0, 100), (100, 100)]);
         assert_eq!(limiter.stats().coalesced, 0);
     }
 
@@ -354,7 +280,7 @@ mod sharing {
     async fn reads_taken_along_by_a_dropped_read_wait_for_a_turn_again() {
         let (limiter, held) = a_limiter_of_one_held();
         // The shared request (at 0) never answers; a request of its own at 500 does.
-        let source = Arc::new(limiter.wrap(Recording::new(|offset| {
+        let source = Arc::new(limiter.wrap(recording(|offset| {
             if offset == 0 {
                 Answer::Never
             } else {
@@ -366,7 +292,7 @@ mod sharing {
         for _ in 0..4 {
             tokio::task::yield_now().await;
         }
-        assert_eq!(source.get_ref().asked(), [(0, 600)], "shared");
+        assert_eq!(source.get_ref().log(), [(0, 600)], "shared");
         assert_eq!(limiter.stats().coalesced, 1);
         let taken = reads.pop().unwrap();
         let leader = reads.pop().unwrap();
@@ -378,27 +304,27 @@ mod sharing {
             .unwrap()
             .unwrap();
         assert_eq!(data[..], expected(500, 100)[..]);
-        assert_eq!(source.get_ref().asked(), [(0, 600), (500, 100)]);
+        assert_eq!(source.get_ref().log(), [(0, 600), (500, 100)]);
         assert_eq!(limiter.stats().in_flight, 0);
     }
 
     #[tokio::test]
     async fn a_failed_shared_request_fails_each_read_naming_its_range() {
         let (limiter, held) = a_limiter_of_one_held();
-        let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Fail)));
+        let source = Arc::new(limiter.wrap(recording(|_| Answer::Fail)));
         let reads = waiting_reads(&source, &[(0, 100), (500, 100)]).await;
         drop(held);
         let mut errors = Vec::new();
         for read in reads {
             errors.push(read.await.unwrap().unwrap_err());
         }
-        assert_eq!(source.get_ref().asked(), [(0, 600)]);
+        assert_eq!(source.get_ref().log(), [(0, 600)]);
         assert!(errors
             .iter()
             .all(|e| e.kind() == io::ErrorKind::ConnectionReset));
         assert_eq!(
             errors[0].to_string(),
-            "boom",
+            "boom: read of 600 bytes at 0 (request 0)",
             "the leader's error as it came"
         );
         let taken = errors[1].to_string();
@@ -414,7 +340,7 @@ mod sharing {
     #[tokio::test]
     async fn shared_requests_slice_right_at_the_edges() {
         let (limiter, held) = a_limiter_of_one_held();
-        let source = Arc::new(limiter.wrap(Recording::new(|_| Answer::Now)));
+        let source = Arc::new(limiter.wrap(recording(|_| Answer::Now)));
         let end = FILE as u64;
         let ranges = [
             (end - 1000, 100),  // the leader
@@ -440,7 +366,7 @@ mod sharing {
             assert_eq!(data[..], expect(offset, len)[..], "read at {offset}");
         }
         assert_eq!(
-            source.get_ref().asked(),
+            source.get_ref().log(),
             [(end - 1050, 1200)],
             "one request for all, to the furthest end asked"
         );
@@ -448,41 +374,13 @@ mod sharing {
         assert_eq!((stats.coalesced, stats.in_flight), (5, 0), "{stats:?}");
     }
 
-    /// A source whose every answer is a buffer of its own that counts when it is freed.
-    struct FreshBuffers(Arc<std::sync::atomic::AtomicUsize>);
-
-    struct Counted(Vec<u8>, Arc<std::sync::atomic::AtomicUsize>);
-
-    impl AsRef<[u8]> for Counted {
-        fn as_ref(&self) -> &[u8] {
-            &self.0
-        }
-    }
-
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
-
-    impl PositionalSource for FreshBuffers {
-        async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-            let data = expected(offset, len);
-            Ok(Bytes::from_owner(Counted(data, Arc::clone(&self.0))))
-        }
-
-        async fn len(&self) -> io::Result<u64> {
-            Ok(FILE as u64)
-        }
-    }
-
     /// A small read taken along does not keep the shared request's whole buffer alive: a
     /// cache (or anything) keeping 100 bytes of it must not hold 64 KB it never counted.
     #[tokio::test]
     async fn a_small_part_does_not_pin_the_shared_buffer() {
         let (limiter, held) = a_limiter_of_one_held();
-        let freed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let source = Arc::new(limiter.wrap(FreshBuffers(Arc::clone(&freed))));
+        let source =
+            Arc::new(limiter.wrap(Scripted::new(abi_testkit::pattern_vec(FILE)).counted_buffers()));
         let ranges = [(0u64, 100usize), (64_000, 100)];
         let reads = ranges
             .iter()
@@ -504,7 +402,7 @@ mod sharing {
         drop(answers);
         assert_eq!(kept[..], expected(64_000, 100)[..]);
         assert_eq!(
-            freed.load(std::sync::atomic::Ordering::SeqCst),
+            source.get_ref().counts().buffers_freed,
             1,
             "a 100-byte answer kept the shared 64,100-byte buffer alive"
         );

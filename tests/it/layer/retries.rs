@@ -7,9 +7,7 @@
 //! can get past, and read-ahead chunks that arrived after a failed one are kept, whether the
 //! source answered at once or through a spawned request: a retry asks only for what is missing.
 
-use std::collections::HashMap;
-use std::io::{self, ErrorKind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::io::ErrorKind;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -18,67 +16,26 @@ use async_buffered_input::layer::{RetryPolicy, Retrying};
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::{AsyncBufferedInput, InputError};
 use async_buffered_input::{PositionalFetch, ReadAhead};
-use bytes::Bytes;
 
-/// A source that fails a seeded fifth of its requests with `kind`, and counts the requests
-/// made at each offset.
-#[derive(Debug)]
-struct Flaky {
-    inner: MemorySource,
-    kind: ErrorKind,
-    percent: u64,
-    rng: Mutex<Rng>,
-    requests: AtomicU64,
-    per_offset: Mutex<HashMap<u64, u64>>,
+/// A source over `data` that fails a seeded `percent` of its requests with `kind` ("flaky: read
+/// of … bytes at …").
+fn flaky(data: Vec<u8>, percent: u64, kind: ErrorKind) -> Scripted {
+    let rng = Mutex::new(Rng::new(20));
+    Scripted::new(data)
+        .fail_if(move |_| rng.lock().unwrap().below(100) < percent)
+        .error(kind, "flaky")
 }
 
-impl Flaky {
-    fn new(data: Vec<u8>, percent: u64, kind: ErrorKind) -> Self {
-        Self {
-            inner: MemorySource::new(data),
-            kind,
-            percent,
-            rng: Mutex::new(Rng::new(20)),
-            requests: AtomicU64::new(0),
-            per_offset: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn requests(&self) -> u64 {
-        self.requests.load(Ordering::SeqCst)
-    }
-
-    fn most_requests_at_one_offset(&self) -> u64 {
-        self.per_offset
-            .lock()
-            .unwrap()
-            .values()
-            .copied()
-            .max()
-            .unwrap_or(0)
-    }
-}
-
-impl PositionalSource for Flaky {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        self.requests.fetch_add(1, Ordering::SeqCst);
-        *self.per_offset.lock().unwrap().entry(offset).or_default() += 1;
-        if self.rng.lock().unwrap().below(100) < self.percent {
-            return Err(io::Error::new(self.kind, format!("flaky at {offset}")));
-        }
-        self.inner.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.inner.len().await
-    }
+/// The most requests `source` saw at one offset.
+fn most_requests_at_one_offset(source: &Scripted) -> u64 {
+    source.per_offset().values().copied().max().unwrap_or(0)
 }
 
 /// The length of the flaky tests' file, and their read-ahead chunk.
 const LEN: usize = 1 << 20;
 const CHUNK: usize = 4096;
 
-/// The flaky tests' file (a pattern of [`LEN`] bytes) behind a [`Flaky`] failing 20% of its
+/// The flaky tests' file (a pattern of [`LEN`] bytes) behind a [`flaky`] source failing 20% of its
 /// requests, read through an 8 KiB window with read-ahead in 4 KiB chunks, after a header of
 /// `header` bytes read (again and again until it comes), so that the long read that follows
 /// continues a sequential one: read-ahead serves it.
@@ -86,11 +43,11 @@ async fn flaky_after_a_header(
     header: usize,
 ) -> (
     Vec<u8>,
-    std::sync::Arc<Flaky>,
-    AsyncBufferedInput<PositionalFetch<Flaky>>,
+    std::sync::Arc<Scripted>,
+    AsyncBufferedInput<PositionalFetch<Scripted>>,
 ) {
     let data = pattern_vec(LEN);
-    let source = std::sync::Arc::new(Flaky::new(data.clone(), 20, ErrorKind::ConnectionReset));
+    let source = std::sync::Arc::new(flaky(data.clone(), 20, ErrorKind::ConnectionReset));
     let fetch = PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(CHUNK, 4));
     let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
     let mut first = vec![0u8; header];
@@ -147,9 +104,9 @@ async fn a_long_read_over_a_flaky_source_completes_by_retrying_it() {
         source.requests()
     );
     assert!(
-        source.most_requests_at_one_offset() < 10,
+        most_requests_at_one_offset(&source) < 10,
         "one offset requested {} times",
-        source.most_requests_at_one_offset()
+        most_requests_at_one_offset(&source)
     );
     assert_eq!(input.position(), LEN as u64);
 }
@@ -157,7 +114,7 @@ async fn a_long_read_over_a_flaky_source_completes_by_retrying_it() {
 #[tokio::test(start_paused = true)]
 async fn a_retrying_source_completes_the_read_in_one_call() {
     let data = pattern_vec(LEN);
-    let flaky = Flaky::new(data.clone(), 20, ErrorKind::TimedOut);
+    let flaky = flaky(data.clone(), 20, ErrorKind::TimedOut);
     let policy =
         RetryPolicy::new(8).with_backoff(Duration::from_millis(10), Duration::from_millis(80));
     let source = std::sync::Arc::new(Retrying::new(flaky, policy));
@@ -184,7 +141,7 @@ async fn a_retrying_source_completes_the_read_in_one_call() {
 async fn errors_that_cannot_succeed_are_not_retried_and_giving_up_says_so() {
     // Not transient: one attempt, the error as it was.
     let missing = Retrying::new(
-        Flaky::new(vec![1u8; 10], 100, ErrorKind::NotFound),
+        flaky(vec![1u8; 10], 100, ErrorKind::NotFound),
         RetryPolicy::new(5),
     );
     let e = missing.read_at(0, 5).await.unwrap_err();
@@ -195,7 +152,7 @@ async fn errors_that_cannot_succeed_are_not_retried_and_giving_up_says_so() {
     let policy =
         RetryPolicy::new(4).with_backoff(Duration::from_millis(100), Duration::from_millis(250));
     let down = Retrying::new(
-        Flaky::new(vec![1u8; 10], 100, ErrorKind::ConnectionRefused),
+        flaky(vec![1u8; 10], 100, ErrorKind::ConnectionRefused),
         policy,
     );
     let started = tokio::time::Instant::now();
@@ -207,7 +164,11 @@ async fn errors_that_cannot_succeed_are_not_retried_and_giving_up_says_so() {
     let least = Duration::from_millis(100 + 200 + 250);
     assert!(waited >= least && waited < 2 * least, "{waited:?}");
     assert!(e.to_string().contains("gave up after 4 attempts"), "{e}");
-    assert!(chain(&e).contains("flaky at 3"), "{}", chain(&e));
+    assert!(
+        chain(&e).contains("flaky: read of 5 bytes at 3"),
+        "{}",
+        chain(&e)
+    );
 }
 
 #[tokio::test]
@@ -232,28 +193,10 @@ async fn a_long_bulk_read_over_a_flaky_source_completes_by_retrying_it() {
 }
 
 /// A memory source that fails the first request at or past `fail_from` with `kind`.
-#[derive(Debug)]
-struct FailOnce {
-    inner: MemorySource,
-    fail_from: u64,
-    kind: ErrorKind,
-    failed: AtomicBool,
-}
-
-impl PositionalSource for FailOnce {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        if offset >= self.fail_from && !self.failed.swap(true, Ordering::SeqCst) {
-            return Err(io::Error::new(
-                self.kind,
-                format!("failing once at {offset}"),
-            ));
-        }
-        self.inner.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.inner.len().await
-    }
+fn fail_once_from(data: Vec<u8>, fail_from: u64, kind: ErrorKind) -> Scripted {
+    Scripted::new(data)
+        .fail_once_if(move |r| r.offset >= fail_from)
+        .error(kind, "failing once")
 }
 
 #[tokio::test]
@@ -262,12 +205,11 @@ async fn a_failed_read_keeps_at_most_max_kept_for_retry_bytes() {
     const CHUNK: usize = 1 << 20;
     let len = MAX + 3 * CHUNK;
     let data = pattern_vec(len);
-    let source = FailOnce {
-        inner: MemorySource::new(data.clone()),
-        fail_from: (MAX + CHUNK) as u64,
-        kind: ErrorKind::ConnectionReset,
-        failed: AtomicBool::new(false),
-    };
+    let source = fail_once_from(
+        data.clone(),
+        (MAX + CHUNK) as u64,
+        ErrorKind::ConnectionReset,
+    );
     let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(CHUNK, 2));
     let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
     let mut header = [0u8; 10];
@@ -309,47 +251,22 @@ async fn a_read_past_the_end_keeps_nothing() {
     assert_eq!(input.stats().bytes_from_source - fetched, LEN as u64);
 }
 
-/// A source whose requests take time, so that they run as spawned tasks: the first request at
-/// `fail_at` fails after 20 ms, every other request succeeds after 1 ms. Counts the requests
-/// at each offset.
-#[derive(Debug)]
-struct SlowFailure {
-    inner: MemorySource,
-    fail_at: u64,
-    failed: AtomicBool,
-    per_offset: Mutex<HashMap<u64, u64>>,
-}
-
-impl PositionalSource for SlowFailure {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        *self.per_offset.lock().unwrap().entry(offset).or_default() += 1;
-        if offset == self.fail_at && !self.failed.swap(true, Ordering::SeqCst) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            return Err(io::Error::new(ErrorKind::TimedOut, "slow failure"));
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
-        self.inner.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.inner.len().await
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn spawned_chunks_that_arrived_after_a_failed_one_are_not_requested_again() {
     const LEN: usize = 64 << 10;
     const CAP: u64 = 1024;
     const CHUNK: u64 = 4096;
     let data = pattern_vec(LEN);
-    let source = std::sync::Arc::new(SlowFailure {
-        inner: MemorySource::new(data.clone()),
-        // The first read-ahead chunk: the window's first refill is a plain request for
-        // `[0, CAP)`, the read after it, sequential, starts the read-ahead there.
-        fail_at: CAP,
-        failed: AtomicBool::new(false),
-        per_offset: Mutex::new(HashMap::new()),
-    });
+    // Requests take time, so that they run as spawned tasks: the first request at `CAP` (the
+    // first read-ahead chunk: the window's first refill is a plain request for `[0, CAP)`, the
+    // read after it, sequential, starts the read-ahead there) fails after 20 ms, every other
+    // request succeeds after 1 ms.
+    let source = std::sync::Arc::new(
+        Scripted::new(data.clone())
+            .fail_once_if(|r| r.offset == CAP)
+            .error(ErrorKind::TimedOut, "slow failure")
+            .delay_with(|r| Delay::Sleep(Duration::from_millis(if r.fails { 20 } else { 1 }))),
+    );
     let fetch = PositionalFetch::from_arc(source.clone())
         .with_read_ahead(ReadAhead::new(CHUNK as usize, 4));
     let mut input = AsyncBufferedInput::with_capacity(CAP as usize, fetch);
@@ -360,7 +277,7 @@ async fn spawned_chunks_that_arrived_after_a_failed_one_are_not_requested_again(
     assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
     input.read_bytes(&mut buf).await.unwrap();
     assert_bytes(&buf, &data[10..], 10, "the retry");
-    let per_offset = source.per_offset.lock().unwrap();
+    let per_offset = source.per_offset();
     assert_eq!(
         per_offset[&CAP], 2,
         "the failed chunk, asked again: {per_offset:?}"
@@ -378,12 +295,7 @@ async fn spawned_chunks_that_arrived_after_a_failed_one_are_not_requested_again(
 async fn a_read_past_the_end_drops_what_a_failed_read_kept() {
     const LEN: usize = 25_000;
     let data = pattern_vec(LEN);
-    let source = FailOnce {
-        inner: MemorySource::new(data.clone()),
-        fail_from: 20_000,
-        kind: ErrorKind::ConnectionReset,
-        failed: AtomicBool::new(false),
-    };
+    let source = fail_once_from(data.clone(), 20_000, ErrorKind::ConnectionReset);
     let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(4096, 2));
     let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
     let mut buf = vec![0u8; LEN];
@@ -411,7 +323,7 @@ async fn the_checksum_of_reads_retried_over_a_flaky_source_is_the_data_s() {
     const LEN: usize = 300_000;
     let data = pattern_vec(LEN);
     for capacity in [1000, 8192] {
-        let source = Flaky::new(data.clone(), 20, ErrorKind::ConnectionReset);
+        let source = flaky(data.clone(), 20, ErrorKind::ConnectionReset);
         let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::new(4096, 3));
         let mut input = AsyncBufferedInput::with_capacity(capacity, fetch);
         input.start_checksum();

@@ -1,90 +1,31 @@
 //! Read-ahead, clones and slices of inputs over positional sources, and the `SlowLink` model.
 
-use std::future::Future;
-use std::io::{self, ErrorKind, SeekFrom};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::io::{ErrorKind, SeekFrom};
+use std::sync::Arc;
 use std::time::Duration;
 
-use abi_testkit::{chain, input_error, pattern_vec};
+use abi_testkit::{chain, input_error, pattern_vec, Delay, Scripted};
 use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};
-use bytes::Bytes;
 use tokio::io::AsyncSeekExt;
 use tokio::time::Instant;
 
-/// A memory source whose n-th request takes n × `delay` (tokio time), and which counts them: every request
-/// asked, how many are alive (asked and neither completed nor dropped), and the most alive at
-/// once.
-#[derive(Default, Debug)]
-struct Probe {
-    data: MemorySource,
-    delay: Duration,
-    log: Mutex<Vec<(u64, usize)>>,
-    live: AtomicUsize,
-    max_live: AtomicUsize,
-}
-
-impl Probe {
-    fn new(len: usize, delay: Duration) -> Arc<Self> {
-        Arc::new(Self {
-            data: MemorySource::new(pattern_vec(len)),
-            delay,
-            ..Default::default()
-        })
-    }
-    fn log(&self) -> Vec<(u64, usize)> {
-        self.log.lock().unwrap().clone()
-    }
-    fn live(&self) -> usize {
-        self.live.load(Ordering::SeqCst)
-    }
-    fn max_live(&self) -> usize {
-        self.max_live.load(Ordering::SeqCst)
-    }
-}
-
-struct Live<'a>(&'a Probe);
-
-impl<'a> Live<'a> {
-    fn new(p: &'a Probe) -> Self {
-        let now = p.live.fetch_add(1, Ordering::SeqCst) + 1;
-        p.max_live.fetch_max(now, Ordering::SeqCst);
-        Live(p)
-    }
-}
-
-impl Drop for Live<'_> {
-    fn drop(&mut self) {
-        self.0.live.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl PositionalSource for Probe {
-    fn read_at(&self, offset: u64, len: usize) -> impl Future<Output = io::Result<Bytes>> + Send {
-        self.log.lock().unwrap().push((offset, len));
-        let live = Live::new(self);
-        // The n-th request takes n times the delay, so later chunks are still in flight when
-        // earlier ones arrive.
-        let delay = self.delay * self.log.lock().unwrap().len() as u32;
-        async move {
-            let _live = live;
-            tokio::time::sleep(delay).await;
-            self.data.read_at(offset, len).await
-        }
-    }
-    fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
-        self.data.len()
-    }
+/// A source of `len` pattern bytes whose n-th request (from 1) takes n × `delay` (tokio time):
+/// later chunks are still in flight when earlier ones arrive.
+fn probe(len: usize, delay: Duration) -> Arc<Scripted> {
+    Arc::new(
+        Scripted::new(pattern_vec(len))
+            .delay_with(move |r| Delay::Sleep(delay * (r.index as u32 + 1))),
+    )
 }
 
 fn input(
-    probe: &Arc<Probe>,
+    probe: &Arc<Scripted>,
     cap: usize,
     ahead: Option<ReadAhead>,
-) -> AsyncBufferedInput<PositionalFetch<Probe>> {
+) -> AsyncBufferedInput<PositionalFetch<Scripted>> {
     let mut fetch = PositionalFetch::from_arc(probe.clone());
     fetch.set_read_ahead(ahead);
     AsyncBufferedInput::with_capacity(cap, fetch)
@@ -93,9 +34,9 @@ fn input(
 /// An input with a window of 100 bytes over `probe`, reading ahead as `ahead` says, after its
 /// first 100-byte read at 0.
 async fn after_one_read(
-    probe: &Arc<Probe>,
+    probe: &Arc<Scripted>,
     ahead: ReadAhead,
-) -> AsyncBufferedInput<PositionalFetch<Probe>> {
+) -> AsyncBufferedInput<PositionalFetch<Scripted>> {
     let mut input = input(probe, 100, Some(ahead));
     input.read_bytes(&mut [0u8; 100]).await.unwrap();
     input
@@ -110,7 +51,7 @@ async fn settle() {
 
 #[tokio::test(start_paused = true)]
 async fn read_ahead_starts_on_the_second_sequential_read() {
-    let probe = Probe::new(10_000, Duration::from_millis(1));
+    let probe = probe(10_000, Duration::from_millis(1));
     let mut input = after_one_read(&probe, ReadAhead::new(1000, 3)).await;
     assert_eq!(probe.log(), [(0, 100)], "the first read is a plain request");
     let mut buf = [0u8; 100];
@@ -124,7 +65,7 @@ async fn read_ahead_starts_on_the_second_sequential_read() {
 
 #[tokio::test(start_paused = true)]
 async fn random_reads_never_read_ahead() {
-    let probe = Probe::new(100_000, Duration::from_millis(1));
+    let probe = probe(100_000, Duration::from_millis(1));
     let mut input = input(&probe, 64, Some(ReadAhead::new(4096, 4)));
     for at in [50_000u64, 10, 90_000, 3000, 70_000] {
         input.seek_to(at);
@@ -140,7 +81,7 @@ async fn random_reads_never_read_ahead() {
 #[tokio::test(start_paused = true)]
 async fn sequential_read_requests_every_byte_once_and_stays_within_depth() {
     let len = 200_000;
-    let probe = Probe::new(len, Duration::from_millis(3));
+    let probe = probe(len, Duration::from_millis(3));
     let ahead = ReadAhead::new(8192, 4);
     let mut input = input(&probe, 1000, Some(ahead));
     let data = pattern_vec(len);
@@ -153,16 +94,16 @@ async fn sequential_read_requests_every_byte_once_and_stays_within_depth() {
         assert_eq!(buf[..], data[pos..pos + 100]);
         pos += 100;
         assert!(
-            probe.live() <= ahead.depth(),
+            probe.counts().live as usize <= ahead.depth(),
             "{} alive: {:?}",
-            probe.live(),
+            probe.counts().live,
             input.fetch()
         );
     }
     assert!(
-        probe.max_live() <= ahead.depth(),
+        probe.counts().max_live as usize <= ahead.depth(),
         "max live {}",
-        probe.max_live()
+        probe.counts().max_live
     );
     // The requests tile the file: no byte was asked twice, none skipped.
     let mut log = probe.log();
@@ -178,13 +119,13 @@ async fn sequential_read_requests_every_byte_once_and_stays_within_depth() {
 
 #[tokio::test(start_paused = true)]
 async fn a_seek_elsewhere_discards_and_cancels_read_ahead() {
-    let probe = Probe::new(1_000_000, Duration::from_millis(50));
+    let probe = probe(1_000_000, Duration::from_millis(50));
     let mut input = after_one_read(&probe, ReadAhead::new(10_000, 4)).await;
     // Read-ahead starts; its first chunk is awaited.
     input.read_bytes(&mut [0u8; 100]).await.unwrap();
     settle().await;
     assert_eq!(
-        probe.live(),
+        probe.counts().live,
         3,
         "three more chunks in flight: {:?}",
         probe.log()
@@ -193,7 +134,7 @@ async fn a_seek_elsewhere_discards_and_cancels_read_ahead() {
     input.read_byte().await.unwrap();
     settle().await;
     assert_eq!(
-        probe.live(),
+        probe.counts().live,
         0,
         "chunks in flight cancelled: {:?}",
         input.fetch()
@@ -209,7 +150,7 @@ async fn a_seek_elsewhere_discards_and_cancels_read_ahead() {
 
 #[tokio::test(start_paused = true)]
 async fn a_forward_skip_inside_the_chunks_keeps_them() {
-    let probe = Probe::new(1_000_000, Duration::from_millis(5));
+    let probe = probe(1_000_000, Duration::from_millis(5));
     let mut input = after_one_read(&probe, ReadAhead::new(10_000, 4)).await;
     input.read_bytes(&mut [0u8; 100]).await.unwrap();
     let asked = probe.log().len();
@@ -227,20 +168,20 @@ async fn a_forward_skip_inside_the_chunks_keeps_them() {
 
 #[tokio::test(start_paused = true)]
 async fn dropping_the_input_aborts_requests_in_flight() {
-    let probe = Probe::new(1_000_000, Duration::from_secs(1));
+    let probe = probe(1_000_000, Duration::from_secs(1));
     let mut input = input(&probe, 100, Some(ReadAhead::new(10_000, 4)));
     input.seek_to(0);
     let _ = tokio::time::timeout(Duration::from_millis(1), input.read_byte()).await;
     settle().await;
-    assert_eq!(probe.live(), 1);
+    assert_eq!(probe.counts().live, 1);
     drop(input);
     settle().await;
-    assert_eq!(probe.live(), 0);
+    assert_eq!(probe.counts().live, 0);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_cancelled_read_reuses_its_request() {
-    let probe = Probe::new(10_000, Duration::from_millis(10));
+    let probe = probe(10_000, Duration::from_millis(10));
     let mut input = input(&probe, 100, None);
     input.seek_to(5000);
     assert!(
@@ -255,49 +196,20 @@ async fn a_cancelled_read_reuses_its_request() {
 
 #[tokio::test(start_paused = true)]
 async fn errors_discard_and_the_next_read_retries() {
-    struct Flaky {
-        data: MemorySource,
-        fail: std::sync::atomic::AtomicBool,
-    }
-    impl PositionalSource for Flaky {
-        fn read_at(
-            &self,
-            offset: u64,
-            len: usize,
-        ) -> impl Future<Output = io::Result<Bytes>> + Send {
-            let fail = self.fail.load(Ordering::SeqCst);
-            let read = self.data.read_at(offset, len);
-            async move {
-                if fail {
-                    Err(io::Error::new(
-                        ErrorKind::ConnectionReset,
-                        format!("flaky at {offset}"),
-                    ))
-                } else {
-                    read.await
-                }
-            }
-        }
-        fn len(&self) -> impl Future<Output = io::Result<u64>> + Send {
-            self.data.len()
-        }
-    }
-    let flaky = Arc::new(Flaky {
-        data: MemorySource::new(pattern_vec(100_000)),
-        fail: false.into(),
-    });
+    let flaky =
+        Arc::new(Scripted::new(pattern_vec(100_000)).error(ErrorKind::ConnectionReset, "flaky"));
     let fetch = PositionalFetch::from_arc(flaky.clone()).with_read_ahead(ReadAhead::new(1000, 2));
     let mut input = AsyncBufferedInput::with_capacity(64, fetch);
     let mut buf = vec![0u8; 64];
     input.read_bytes(&mut buf).await.unwrap();
     input.read_bytes(&mut buf).await.unwrap();
-    flaky.fail.store(true, Ordering::SeqCst);
+    flaky.set_down(true);
     input.seek_to(50_000);
     let e = input.read_bytes(&mut buf).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectionReset);
-    assert!(chain(&e).contains("flaky at 50000"), "{}", chain(&e));
+    assert!(chain(&e).contains("bytes at 50000"), "{}", chain(&e));
     assert_eq!(input.position(), 50_000);
-    flaky.fail.store(false, Ordering::SeqCst);
+    flaky.set_down(false);
     input.read_bytes(&mut buf).await.unwrap();
     assert_eq!(buf[..], pattern_vec(50_064)[50_000..]);
 }
@@ -406,7 +318,7 @@ async fn out_of_range_slices_are_invalid_input_naming_the_range() {
 
 #[tokio::test(start_paused = true)]
 async fn a_slice_asks_the_source_length_once_at_most() {
-    let probe = Probe::new(3000, Duration::from_millis(1));
+    let probe = probe(3000, Duration::from_millis(1));
     let input = input(&probe, 16, None);
     let mut s = input.slice(2990, 10).await.unwrap();
     let mut buf = [0u8; 10];
@@ -475,37 +387,19 @@ async fn read_ahead_meets_the_link_goals_in_simulated_time() {
 
 // ----- Adaptive read-ahead -----
 
-/// Any source, with the size of each request logged, and nothing at hand.
-#[derive(Debug, Default)]
-struct Logged<S> {
-    inner: S,
-    log: Mutex<Vec<(u64, usize)>>,
-}
-
-impl<S: PositionalSource> PositionalSource for Logged<S> {
-    async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        self.log.lock().unwrap().push((offset, len));
-        self.inner.read_at(offset, len).await
-    }
-
-    async fn len(&self) -> io::Result<u64> {
-        self.inner.len().await
-    }
-}
-
 /// Reads `[from, from + total)` in 8 KiB reads; returns the requests it made.
 async fn logged_run<S: PositionalSource>(
-    input: &mut AsyncBufferedInput<PositionalFetch<Logged<S>>>,
+    input: &mut AsyncBufferedInput<PositionalFetch<Scripted<S>>>,
     from: u64,
     total: usize,
 ) -> Vec<(u64, usize)> {
-    let start = input.fetch().source().log.lock().unwrap().len();
+    let start = input.fetch().source().log().len();
     input.seek_to(from);
     let mut buf = vec![0u8; 8192];
     for _ in 0..total / buf.len() {
         input.read_bytes(&mut buf).await.unwrap();
     }
-    input.fetch().source().log.lock().unwrap()[start..].to_vec()
+    input.fetch().source().log()[start..].to_vec()
 }
 
 /// An input with the default read-ahead over `len` bytes behind a [`SlowLink`] of `latency`
@@ -514,13 +408,9 @@ fn logged_link(
     len: usize,
     latency: Duration,
     bandwidth: u64,
-) -> AsyncBufferedInput<PositionalFetch<Logged<SlowLink<MemorySource>>>> {
+) -> AsyncBufferedInput<PositionalFetch<Scripted<SlowLink<MemorySource>>>> {
     let link = SlowLink::new(MemorySource::new(pattern_vec(len)), latency, bandwidth);
-    let fetch = PositionalFetch::new(Logged {
-        inner: link,
-        log: Mutex::default(),
-    })
-    .with_read_ahead(ReadAhead::default());
+    let fetch = PositionalFetch::new(Scripted::over(link)).with_read_ahead(ReadAhead::default());
     AsyncBufferedInput::new(fetch)
 }
 
@@ -589,11 +479,8 @@ async fn adaptive_read_ahead_stops_at_a_mebibyte_in_flight_when_requests_are_qui
 /// Over a source that answers at once, the consumer never waits: read-ahead stays small.
 #[tokio::test]
 async fn adaptive_read_ahead_stays_small_when_the_source_keeps_up() {
-    let fetch = PositionalFetch::new(Logged {
-        inner: MemorySource::new(pattern_vec(8 << 20)),
-        log: Mutex::default(),
-    })
-    .with_read_ahead(ReadAhead::default());
+    let fetch = PositionalFetch::new(Scripted::over(MemorySource::new(pattern_vec(8 << 20))))
+        .with_read_ahead(ReadAhead::default());
     let mut input = AsyncBufferedInput::new(fetch);
     let log = logged_run(&mut input, 0, 8 << 20).await;
     assert!(log.len() > 100, "{}", log.len());
@@ -622,14 +509,11 @@ async fn without_budget_an_input_reads_on_without_read_ahead() {
     use async_buffered_input::MemoryBudget;
     let budget = MemoryBudget::new((64 << 10) * 2);
     let logged = |len| {
-        PositionalFetch::new(Logged {
-            inner: SlowLink::new(
-                MemorySource::new(pattern_vec(len)),
-                Duration::from_millis(2),
-                1_000_000_000,
-            ),
-            log: Mutex::default(),
-        })
+        PositionalFetch::new(Scripted::over(SlowLink::new(
+            MemorySource::new(pattern_vec(len)),
+            Duration::from_millis(2),
+            1_000_000_000,
+        )))
         .with_read_ahead(ReadAhead::default())
         .with_budget(budget.clone())
     };

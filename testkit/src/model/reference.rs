@@ -6,7 +6,9 @@
 //! value then checked against the type's range, where the crate checks the last byte's bits:
 //! the two agree exactly when both are right.
 
-use crate::case::{IntoKind, ReadKind};
+use std::io::ErrorKind;
+
+use super::{IntoKind, ReadKind};
 
 /// Why a reference read fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,8 +19,19 @@ pub enum Fail {
     Invalid,
 }
 
+impl Fail {
+    /// The kind of the error a read must fail with.
+    pub fn kind(self) -> ErrorKind {
+        match self {
+            Fail::Eof => ErrorKind::UnexpectedEof,
+            Fail::Invalid => ErrorKind::InvalidData,
+        }
+    }
+}
+
 /// A decoded value, to compare with what the input returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(missing_docs)] // each variant is a value of the type of its name
 pub enum Val {
     U8(u8),
     I8(i8),
