@@ -121,6 +121,12 @@ impl ObjectStoreSource {
                     .map(|store| Arc::new(store) as Arc<dyn ObjectStore>)
             }
             "s3" => {
+                if let Some(why) = missing_s3_credentials(|name| std::env::var(name).ok()) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!("store for {url}: {why}"),
+                    ));
+                }
                 let bucket = parsed.host_str().unwrap_or_default().to_owned();
                 let endpoint = std::env::var("AWS_ENDPOINT")
                     .or_else(|_| std::env::var("AWS_ENDPOINT_URL"))
@@ -254,6 +260,33 @@ impl ObjectStoreSource {
     }
 }
 
+/// Why an `s3://` store would have to ask a cloud metadata endpoint for credentials, or `None`
+/// when `env` (the environment) gives it a way not to: keys (`AWS_ACCESS_KEY_ID` and
+/// `AWS_SECRET_ACCESS_KEY`), unsigned requests (`AWS_SKIP_SIGNATURE=true`), a web identity
+/// (`AWS_WEB_IDENTITY_TOKEN_FILE`), a container endpoint (`AWS_CONTAINER_CREDENTIALS_*`), or a
+/// metadata endpoint named on purpose (`AWS_METADATA_ENDPOINT`). Without any of them
+/// object_store's credential chain sends a request to 169.254.169.254, which stalls off a
+/// cloud machine and must never leave a test machine: refused instead, with what to set.
+fn missing_s3_credentials(env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let set = |name: &str| env(name).is_some_and(|v| !v.is_empty());
+    let keys = set("AWS_ACCESS_KEY_ID") && set("AWS_SECRET_ACCESS_KEY");
+    let unsigned = env("AWS_SKIP_SIGNATURE").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let other = [
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_METADATA_ENDPOINT",
+    ]
+    .iter()
+    .any(|name| set(name));
+    (!(keys || unsigned || other)).then(|| {
+        "no AWS credentials in the environment: set AWS_ACCESS_KEY_ID and \
+         AWS_SECRET_ACCESS_KEY, or AWS_SKIP_SIGNATURE=true for unsigned requests (not asking \
+         the cloud metadata endpoint 169.254.169.254; set AWS_METADATA_ENDPOINT to allow it)"
+            .to_owned()
+    })
+}
+
 impl PositionalSource for ObjectStoreSource {
     /// One ranged `GET` for `[offset, offset + len)`, cut at the object's length; no request at
     /// or past the end.
@@ -355,6 +388,35 @@ impl fmt::Debug for ObjectStoreSource {
 
 #[cfg(test)]
 mod tests {
+    use super::missing_s3_credentials;
+
+    fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[test]
+    fn s3_without_credentials_is_refused_not_sent_to_the_metadata_endpoint() {
+        let why = missing_s3_credentials(env(&[("AWS_REGION", "us-east-1")])).unwrap();
+        assert!(why.contains("AWS_ACCESS_KEY_ID"), "{why}");
+        assert!(why.contains("169.254.169.254"), "{why}");
+        // A key without its secret, or an empty one, is not credentials either.
+        assert!(missing_s3_credentials(env(&[("AWS_ACCESS_KEY_ID", "k")])).is_some());
+        assert!(missing_s3_credentials(env(&[("AWS_SKIP_SIGNATURE", "false")])).is_some());
+        for ok in [
+            &[("AWS_ACCESS_KEY_ID", "k"), ("AWS_SECRET_ACCESS_KEY", "s")][..],
+            &[("AWS_SKIP_SIGNATURE", "true")],
+            &[("AWS_WEB_IDENTITY_TOKEN_FILE", "/t")],
+            &[("AWS_METADATA_ENDPOINT", "http://127.0.0.1:1")],
+        ] {
+            let vars: &'static [(&str, &str)] = Box::leak(ok.to_vec().into_boxed_slice());
+            assert_eq!(missing_s3_credentials(env(vars)), None, "{ok:?}");
+        }
+    }
+
     use super::*;
     use crate::source::remote::remote_common::fails_within;
 

@@ -359,3 +359,27 @@ mod remote {
         fails_naming(format!("{}/", server.url), &[&name, &server.url]);
     }
 }
+
+/// An `s3://` location with no AWS credentials in the environment is refused with what to set,
+/// and no request goes to the cloud metadata endpoint (object_store's credential chain would
+/// ask 169.254.169.254, which must never leave a test machine).
+#[cfg(feature = "object-store")]
+#[test]
+fn s3_without_credentials_is_refused_before_any_request() {
+    let started = std::time::Instant::now();
+    let out = Command::new(example())
+        .arg("s3://abi-no-such-bucket/index/")
+        .env_clear()
+        .env("AWS_REGION", "us-east-1")
+        .output()
+        .expect("the example runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("no AWS credentials"), "{stderr}");
+    assert!(stderr.contains("AWS_SKIP_SIGNATURE=true"), "{stderr}");
+    // Refused at once: a metadata request would have waited for its timeout first.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{stderr}"
+    );
+}
