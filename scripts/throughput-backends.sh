@@ -19,6 +19,8 @@
 # printed, and checked from its JSON report: every cell verified, the cached reader's among
 # them (one block cache shared by a cell's 64 tasks), and the cached reader making at most 0.8x
 # the source reads per lookup of the plain AsyncBufferedInput on the same source and size.
+# With NFS=1 (the default) nfs-ganesha (scripts/nfs-server.sh) serves nginx's folder too and
+# nfs joins the table (NfsSource, harness feature `nfs`).
 # With OPENDAL=1 (the default) it also stands up an FTP server (scripts/ftp-server.sh), a WebDAV
 # server (scripts/webdav-server.sh), both serving nginx's folder, and an rclone FUSE mount of the
 # FTP server (scripts/ftp-mount.sh): ftp and webdav join the table above as OpenDAL locations
@@ -59,8 +61,11 @@ SLOW_BUDGET=${SLOW_BUDGET:-0.5s}
 REPEAT=${REPEAT:-3}
 # OpenDAL=0 leaves out the FTP server, the WebDAV server, the FTP mount and OpenDAL's reader.
 OPENDAL=${OPENDAL:-1}
-# Issue 14's 2 minutes are for the four-backend table; ftp and webdav make it six sources.
-TABLE_LIMIT=${TABLE_LIMIT:-$( [[ $OPENDAL == 1 ]] && echo 180 || echo 120 )}
+# NFS=0 leaves out the NFS row (nfs-ganesha through scripts/nfs-server.sh, read by NfsSource).
+NFS=${NFS:-1}
+# Issue 14's 2 minutes are for the four-backend table; ftp and webdav make it six sources, and
+# nfs adds 30 s.
+TABLE_LIMIT=${TABLE_LIMIT:-$(( $( [[ $OPENDAL == 1 ]] && echo 180 || echo 120 ) + $( [[ $NFS == 1 ]] && echo 30 || echo 0 ) ))}
 TERMS_BUDGET=${TERMS_BUDGET:-1s}
 TERMS_REQUESTS=${TERMS_REQUESTS:-2000}
 [[ $TABLE_LIMIT =~ ^[0-9]+$ ]] || die "TABLE_LIMIT must be whole seconds, got '$TABLE_LIMIT'"
@@ -80,10 +85,12 @@ if [[ $EUID -eq 0 ]]; then
     scripts/webdav-server.sh install
     scripts/ftp-mount.sh install
   fi
+  [[ $NFS == 1 ]] && scripts/nfs-server.sh install
 fi
 need cargo python3
 features=object-store
 [[ $OPENDAL == 1 ]] && features=object-store,opendal
+[[ $NFS == 1 ]] && features=$features,nfs
 log "building the harness (release, $features)"
 # Without OUT_DIR (this script's own setting): ring's build script reruns when OUT_DIR changes,
 # and with it everything above ring (rustls, reqwest, object_store, the crate, the harness).
@@ -100,6 +107,7 @@ mkdir -p "$work"/{local,export,mnt,www,s3,out,ftpmnt}
 # a port exported by an earlier `up` (CI exports HTTP_PORT) would be taken.
 export HTTP_STATE=$work/http-state S3_STATE=$work/s3-state
 export FTP_STATE=$work/ftp-state WEBDAV_STATE=$work/webdav-state ABI_STATE_ROOT=$work
+export NFS_STATE=$work/nfs-state
 unset HTTP_PORT S3_PORT FTP_PORT WEBDAV_PORT
 cleanup() {
   set +e
@@ -111,6 +119,7 @@ cleanup() {
   scripts/sshfs.sh down "$work/mnt" 2>/dev/null
   scripts/http-server.sh down 2>/dev/null
   scripts/s3-server.sh down 2>/dev/null
+  [[ $NFS == 1 ]] && scripts/nfs-server.sh down 2>/dev/null
   # Never recurse into a mount that is still there: that would delete through it.
   if ! awk -v m="$work/mnt" -v n="$work/ftpmnt" '$2 == m || $2 == n { f = 1 } END { exit !f }' /proc/mounts; then rm -rf "$work"; fi
 }
@@ -132,6 +141,14 @@ name=throughput.bin
 "$bin" --path "$work/www/$name" --write --file-size "$FILE_SIZE" --write-buffer 1MiB \
   --readers none --no-progress >/dev/null
 scripts/s3-server.sh upload "$work/www/$name" "$name"
+nfs_paths=()
+if [[ $NFS == 1 ]]; then
+  # nfs-ganesha exports the folder nginx serves; NfsSource finds MOUNT through the portmapper.
+  nfs_env=$(scripts/nfs-server.sh up "$work/www") || die "the NFS server did not start"
+  set -a; eval "$nfs_env"; set +a
+  [[ -n ${NFS_URL:-} ]] || die "scripts/nfs-server.sh up printed no NFS_URL"
+  nfs_paths=(--path "nfs=$NFS_URL/$name")
+fi
 # FTP and WebDAV serve the folder nginx serves; the FTP mount reads the FTP server.
 opendal_paths=()
 if [[ $OPENDAL == 1 ]]; then
@@ -151,6 +168,7 @@ mkdir -p "$out"
   --path "sshfs=$SSHFS_MNT/$name" \
   --path "http=$HTTP_URL/$name" \
   --path "s3=s3://$S3_BUCKET/$name" \
+  "${nfs_paths[@]}" \
   "${opendal_paths[@]}" \
   --write --file-size "$FILE_SIZE" --write-buffer "$WRITE_BUFFER" \
   --sizes "$SIZES" --capacities "$CAPACITIES" --budget "$BUDGET" --slow-budget "$SLOW_BUDGET" \
@@ -159,11 +177,12 @@ mkdir -p "$out"
 table_ns=$(( $(date +%s%N) - built ))
 log "table printed after $(elapsed)s ($(elapsed "$built")s after the build)"
 
-python3 - "$out/report.json" "$OPENDAL" <<'PY'
+python3 - "$out/report.json" "$OPENDAL" "$NFS" <<'PY'
 import json, sys
 
 rows = json.load(open(sys.argv[1]))
-expected = ["local", "sshfs", "http", "s3"] + (["ftp", "webdav"] if sys.argv[2] == "1" else [])
+expected = (["local", "sshfs", "http", "s3"] + (["nfs"] if sys.argv[3] == "1" else [])
+            + (["ftp", "webdav"] if sys.argv[2] == "1" else []))
 failures = []
 names = list(dict.fromkeys(r["source_name"] for r in rows))  # in order, once each
 if names != expected:
