@@ -63,6 +63,16 @@
 //! # }
 //! ```
 //!
+//! # Observing
+//!
+//! Each counter has one home. An input's work (reads, seeks, bytes from the source, the window
+//! and direct) is in [`Stats`], from `input.stats()` or a [`StatsGroup`]. A layer's or a
+//! cache's state (hedges, deadlines hit, limiter waits, cache hits and misses, the disk tier) is
+//! in its own `stats()`, a snapshot of that one instance. The `metrics` feature exports the
+//! source-side counters process-wide (every instance added up) under the names in
+//! [`metrics`], for a service's dashboards; it adds no counter of its own. Snapshots subtract
+//! field by field, saturating at 0: `later - earlier` is the work in between.
+//!
 //! # Layers
 //!
 //! Each module uses only the modules below it:
