@@ -70,7 +70,8 @@
 //! cache's state (hedges, deadlines hit, limiter waits, cache hits and misses, the disk tier) is
 //! in its own `stats()`, a snapshot of that one instance. The `metrics` feature exports the
 //! source-side counters process-wide (every instance added up) under the names in
-//! [`metrics`], for a service's dashboards; it adds no counter of its own. Snapshots subtract
+//! [`metrics`], for a service's dashboards; it adds no counter of its own. [`Stats`] and the
+//! cache's snapshots subtract
 //! field by field, saturating at 0: `later - earlier` is the work in between.
 //!
 //! # Layers
