@@ -112,6 +112,13 @@ pub(crate) struct Reservation {
     bytes: usize,
 }
 
+impl Reservation {
+    /// The bytes it holds.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
 impl Drop for Reservation {
     fn drop(&mut self) {
         self.budget
