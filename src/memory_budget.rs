@@ -6,16 +6,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A bound on the bytes that the read-ahead of many inputs may hold at once: chunks requested,
-/// received and not yet consumed, and the buffers of reads at hand.
+/// received and not yet consumed, and the buffers of reads at hand. An input takes at most its
+/// read-ahead's [`memory_bound`](crate::ReadAhead::memory_bound) of it (see
+/// [Memory](crate::AsyncBufferedInput#memory)).
 ///
 /// Give one budget to the [`PositionalFetch`](crate::PositionalFetch)es of every input of a
 /// service ([`with_budget`](crate::PositionalFetch::with_budget); clones and slices share
-/// their parent's). A fetcher reserves a chunk's bytes before it requests the chunk and gives
-/// them back when the chunk is consumed or dropped. One that cannot get budget for its first
-/// chunk reads without read-ahead (each read one request for what it asks) rather than wait:
-/// so with thousands of inputs open, what their read-ahead holds stays under the budget, and
-/// every input still reads. The inputs' windows, and what a caller asks for in one read, are
-/// outside it.
+/// their parent's). A fetcher reserves a chunk's bytes (at most `chunk_size`) before it
+/// requests the chunk and gives them back when the chunk is consumed or dropped. One that
+/// cannot get budget for its first chunk reads without read-ahead (each read one request for
+/// what it asks) rather than wait: so with thousands of inputs open, what their read-ahead
+/// holds stays under the budget, and every input still reads. The inputs' windows, and what a
+/// caller asks for in one read, are outside it.
 ///
 /// A block cache can draw on the same budget (`BlockCache::with_budget`, feature `cache`):
 /// then the read-ahead and the cached blocks together stay under it.
@@ -110,6 +112,13 @@ impl fmt::Debug for MemoryBudget {
 pub(crate) struct Reservation {
     budget: MemoryBudget,
     bytes: usize,
+}
+
+impl Reservation {
+    /// The bytes it holds.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
 }
 
 impl Drop for Reservation {

@@ -62,15 +62,25 @@ use crate::stats::Stats;
 ///
 /// # Memory
 ///
-/// What an open input keeps, reading or idle:
+/// What an open input keeps, reading or idle (this is the one place the bound is stated):
 ///
 /// - its window: at most [`capacity`](Self::capacity) bytes, allocated at the first read;
 /// - over a [`PositionalFetch`](crate::PositionalFetch) with
-///   [`ReadAhead`](crate::ReadAhead), at most
-///   [`memory_bound`](crate::ReadAhead::memory_bound) more bytes of read-ahead chunks,
-///   received or in flight (a [`MemoryBudget`](crate::MemoryBudget) bounds them across
-///   inputs). An input left idle in mid-file keeps them, for the reads that follow: nothing
-///   times out;
+///   [`ReadAhead`](crate::ReadAhead), its read-ahead chunks, received or in flight: at most
+///   `depth` of them, each of `chunk_size` bytes, so at most
+///   [`memory_bound`](crate::ReadAhead::memory_bound) (`chunk_size * depth`) bytes. That is
+///   also the most it takes of a [`MemoryBudget`](crate::MemoryBudget), which bounds the
+///   chunks across inputs (clones and slices count as inputs of their own). One exception:
+///   a chunk of less than 4 KiB asked for while a read still lacks more than a chunk asks
+///   for all that read lacks, up to 4 KiB, so that tiny chunks never split a read into many
+///   requests. Its bytes past the first `chunk_size` are that read's, as a request without
+///   read-ahead is: they are outside the budget, and with chunks under 4 KiB the chunks hold
+///   at most `depth * 4 KiB` bytes. An input left idle in mid-file keeps its chunks, for the
+///   reads that follow: nothing times out;
+/// - while a read waits for a request of its own (without read-ahead, or not sequential):
+///   that request, at most the bytes the read asked for (its window's room, or the caller's
+///   buffer) and at most 16 MiB; a read dropped while it waits leaves it in flight for its
+///   retry, until a read elsewhere. Outside the budget;
 /// - no chunks once a read reached the end: when its length is known (asked, or from
 ///   [`open`](Self::open)) or found on the way (a request that came back short, or empty
 ///   where the last read ended), and after any fetch at or past the end;
@@ -84,8 +94,14 @@ use crate::stats::Stats;
 ///   any other error (a read past the end keeps nothing), and by [`release`](Self::release). A
 ///   further failure adds only the bytes past those kept, so a read that fails again and again
 ///   never copies its prefix again;
+/// - after a [`read_ranges`](AsyncBufferedInput::read_ranges) that failed the same way: the answers that
+///   came back, at most 16 MiB, until the next one completes or [`release`](Self::release);
 /// - nothing at all (no window, no chunks, no kept bytes) after [`release`](Self::release),
 ///   which an input kept open but idle should call; the next read allocates and fetches again.
+///
+/// In all, at most `capacity + memory_bound()` (with chunks under 4 KiB, `capacity + depth *
+/// 4 KiB`), plus the request a read waits for, plus 16 MiB kept for a retry of a read and
+/// 16 MiB for one of a `read_ranges`; and at most `memory_bound()` of a budget.
 ///
 /// # Examples
 ///

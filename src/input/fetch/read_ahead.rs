@@ -34,9 +34,11 @@ use std::time::Duration;
 /// `ReadAhead::new(128 << 10, 2)` (at or above its limit there, where the default reached
 /// 0.1-0.2x; BENCHMARKS.md, "OpenDAL backends").
 ///
-/// Either way, memory is bounded by [`memory_bound`](Self::memory_bound): `chunk_size * depth`
-/// (plus the input's window; a chunk under 4 KiB that serves a larger read may be up to 4 KiB),
-/// and a [`MemoryBudget`](crate::MemoryBudget) can bound it across inputs. The default is adaptive up to 4 MiB × 4 (16 MiB).
+/// Either way, the chunks take at most [`memory_bound`](Self::memory_bound) (`chunk_size *
+/// depth`) of a [`MemoryBudget`](crate::MemoryBudget), which can bound them across inputs;
+/// what an input holds in all is stated in
+/// [`AsyncBufferedInput`'s Memory section](crate::AsyncBufferedInput#memory). The default is
+/// adaptive up to 4 MiB × 4 (16 MiB).
 ///
 /// # Examples
 ///
@@ -162,7 +164,9 @@ impl ReadAhead {
         (self.initial_chunk, self.initial_depth) != (self.chunk_size, self.depth)
     }
 
-    /// The most bytes read-ahead holds or has in flight: `chunk_size * depth` (saturating).
+    /// The most bytes of chunks the read-ahead holds or has in flight, and the most it takes of
+    /// a [`MemoryBudget`](crate::MemoryBudget): `chunk_size * depth` (saturating). Chunks under
+    /// 4 KiB are the one exception ([Memory](crate::AsyncBufferedInput#memory)).
     pub fn memory_bound(&self) -> usize {
         self.chunk_size.saturating_mul(self.depth)
     }

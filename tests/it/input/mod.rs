@@ -1,5 +1,6 @@
 //! The input: reads, seeks, typed decoding, checksums, errors, cancellation, stats, against models and hostile sources.
 
+mod budget;
 mod cancel;
 mod checksum;
 mod conformance;

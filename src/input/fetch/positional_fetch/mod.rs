@@ -50,7 +50,8 @@ use crate::source::PositionalSource;
 ///   resumes when fetches are sequential again. A chunk of less than 4 KiB requested before
 ///   the end of the fetch being served asks for what that fetch still lacks, up to 4 KiB, so
 ///   chunks of a few bytes never split one read (a window refill, a read straight into a
-///   caller's buffer) into many requests, each of which could fail.
+///   caller's buffer) into many requests, each of which could fail. Such a chunk takes
+///   `chunk_size` bytes of the [`MemoryBudget`] like any other: the rest are that read's.
 ///
 /// Requests that do not complete at once are spawned on the tokio runtime, so they progress
 /// while the consumer is busy elsewhere; dropping the fetcher (or discarding the chunks) aborts
@@ -100,7 +101,9 @@ pub struct PositionalFetch<S> {
     // 1 MiB in flight only if most are slow. Set back with the shape.
     waits: (u32, u32),
     // Bounds what the read-ahead holds, across the fetchers that share it; and what `ready`
-    // and `spare` hold of it (given back with them).
+    // and `spare` hold of it (given back with them). Invariant: this fetcher reserves at most
+    // a chunk for `ready`, for `spare` and for each request, so at most `shape.0 * shape.1`
+    // in all (`debug_assert_invariants`).
     budget: Option<MemoryBudget>,
     ready_budget: Option<Reservation>,
     spare_budget: Option<Reservation>,

@@ -8,6 +8,7 @@ use bytes::{Buf, Bytes};
 
 use super::PositionalFetch;
 use crate::input::fetch::ReadAhead;
+use crate::memory_budget::Reservation;
 use crate::source::PositionalSource;
 
 /// Up to how much of the fetch being served a read-ahead request asks for when its chunks are
@@ -117,8 +118,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
             {
                 // Its bytes are held ahead of need like a chunk's: reserved the same way (no
                 // budget for them: the requests after the gap are dropped below).
+                let reserve = Self::read_ahead_bytes(gap as usize, self.shape.0);
                 let budget = match &self.budget {
-                    Some(budget) => budget.try_reserve(gap as usize).map(Some),
+                    Some(budget) => budget.try_reserve(reserve).map(Some),
                     None => Some(None),
                 };
                 if let Some(budget) = budget {
@@ -139,9 +141,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// Requests read-ahead chunks until `depth` are requested or held, or the view's end.
     ///
     /// A request that starts before the end of the fetch being served (`want_end`) asks for
-    /// everything up to that end, at most [`COVERED`] bytes, if that is more than a chunk (and
-    /// the budget allows it): chunks of a few bytes never split a read into many requests,
-    /// each of which could fail.
+    /// everything up to that end, at most [`COVERED`] bytes, if that is more than a chunk:
+    /// chunks of a few bytes never split a read into many requests, each of which could fail.
+    /// It reserves a chunk of the budget all the same (`read_ahead_bytes`).
     pub(super) fn top_up(&mut self, cx: &mut Context<'_>) {
         let (Some(_), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
             return;
@@ -162,11 +164,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 break;
             }
             let budget = match &self.budget {
-                // What the fetch lacks if the budget allows it, a chunk otherwise.
-                Some(budget) => match budget.try_reserve(len).or_else(|| {
-                    len = len.min(chunk);
-                    budget.try_reserve(len)
-                }) {
+                Some(budget) => match budget.try_reserve(Self::read_ahead_bytes(len, chunk)) {
                     Some(reservation) => Some(reservation),
                     None => break, // no budget for more now
                 },
@@ -182,6 +180,27 @@ impl<S: PositionalSource> PositionalFetch<S> {
         self.ahead_at = Some(next);
     }
 
+    /// What a read-ahead request for `len` bytes, chunks being `chunk` bytes, takes of the
+    /// budget: one chunk at most. A request longer than a chunk (what the fetch being served
+    /// lacks, up to [`COVERED`] bytes) asks, past its chunk, for bytes that read wants: those
+    /// are the read's, as a request without read-ahead is, and outside the budget. So a
+    /// fetcher never reserves more than `chunk * depth` (`debug_assert_invariants`).
+    fn read_ahead_bytes(len: usize, chunk: usize) -> usize {
+        len.min(chunk)
+    }
+
+    /// The budget this fetcher holds: its chunks received or in flight, and the buffer of
+    /// bytes read at hand.
+    fn reserved(&self) -> usize {
+        let requests = self.requests.iter().filter_map(|r| r.budget.as_ref());
+        [&self.ready_budget, &self.spare_budget]
+            .into_iter()
+            .flatten()
+            .chain(requests)
+            .map(Reservation::bytes)
+            .sum()
+    }
+
     /// How many requests are in flight or completed and not yet consumed.
     #[cfg(test)]
     pub(crate) fn requests_in_flight(&self) -> usize {
@@ -189,6 +208,18 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     pub(super) fn debug_assert_invariants(&self) {
+        // The budget bound: at most a chunk per chunk held or in flight (`read_ahead_bytes`),
+        // or the one buffer of bytes read at hand; nothing without read-ahead.
+        debug_assert!(
+            self.reserved()
+                <= self.read_ahead.map_or(0, |_| {
+                    let (chunk, depth) = self.shape;
+                    chunk.saturating_mul(depth)
+                }),
+            "{} bytes of budget reserved, shape {:?}",
+            self.reserved(),
+            self.shape
+        );
         let mut expected = self.requests.front().map(|r| r.at);
         for r in &self.requests {
             debug_assert_eq!(Some(r.at), expected, "requests are not contiguous");
