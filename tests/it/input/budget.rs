@@ -293,8 +293,15 @@ fn run_case(case: &Case) {
     runtime.block_on(async {
         match case.source {
             Source::FailEvery { every, pending } => {
-                let source = FailEvery::new(data, every, ErrorKind::ConnectionReset);
-                run(source.pending(pending), case).await;
+                // Every `every`-th request fails with `ConnectionReset`; with `pending`, answers
+                // wait a few yields (failures one), so later chunks are still in flight.
+                let mut source = Scripted::new(data)
+                    .fail_every(every)
+                    .error(ErrorKind::ConnectionReset, "fails now and then");
+                if pending {
+                    source = source.delay_with(|r| Delay::Yields(if r.fails { 1 } else { 4 }));
+                }
+                run(source, case).await;
             }
             Source::PartlyAtHand { seed } => run(PartlyAtHand::new(data, seed), case).await,
         }
