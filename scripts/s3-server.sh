@@ -114,7 +114,9 @@ def walk(t):
 walk(json.load(sys.stdin).get("Topology", {}))'
 }
 all_volumes_listed() { [[ $(master_nodes | sort -u | wc -l) -eq $VOLUMES ]]; }
-volume_listed() { master_nodes | grep -qx "127.0.0.1:$1"; }
+# (Not `master_nodes | grep -q`: grep stops at the first match, and python, unbuffered where
+# PYTHONUNBUFFERED is set, then fails writing the next line, which pipefail made a failure.)
+volume_listed() { local nodes; nodes=$(master_nodes) && grep -qx "127.0.0.1:$1" <<<"$nodes"; }
 volume_up() {  # volume_up PORT : the volume server answers and the master lists it
   curl -sf -o /dev/null --max-time 2 "http://127.0.0.1:$1/status" && volume_listed "$1"
 }
