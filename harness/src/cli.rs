@@ -148,6 +148,12 @@ struct Args {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_budget)]
     budget: Budget,
 
+    /// Time each limit row (the loop of 1 MiB reads and the stream) is timed for at least: its
+    /// passes are timed again, whole, until this has passed (within --budget), and the row
+    /// shows the median round. "none" for one round.
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = parse_floor)]
+    limit_floor: Budget,
+
     /// Time budget of each cell of the unbuffered reader and the byte loop, which take minutes on
     /// large files (the smaller of this and --budget applies). "none" for no limit.
     #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = parse_budget)]
@@ -326,6 +332,7 @@ async fn run(args: Args) -> Result<ExitCode, String> {
         .readers(readers.iter().copied())
         .repetitions(args.repeat)
         .budget(args.budget.0)
+        .limit_floor(args.limit_floor.0)
         .reader_budget(ReaderKind::Unbuffered, slow_budget)
         .reader_budget(ReaderKind::ByteLoop, slow_budget)
         .read_aheads(if args.read_ahead.is_empty() {
@@ -709,6 +716,14 @@ fn parse_budget(s: &str) -> Result<Budget, String> {
     }
 }
 
+/// `--limit-floor`: a duration (0: one round), or none.
+fn parse_floor(s: &str) -> Result<Budget, String> {
+    match s.trim() {
+        "none" | "off" => Ok(Budget(None)),
+        _ => parse_duration(s).map(|d| Budget(Some(d))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -719,6 +734,12 @@ mod tests {
         assert_eq!(parse_budget("none").unwrap().0, None);
         assert_eq!(parse_budget("2s").unwrap().0, Some(Duration::from_secs(2)));
         assert!(parse_budget("0s").unwrap_err().contains("use \"none\""));
+        assert_eq!(parse_floor("none").unwrap().0, None);
+        assert_eq!(parse_floor("0s").unwrap().0, Some(Duration::ZERO));
+        assert_eq!(
+            parse_floor("250ms").unwrap().0,
+            Some(Duration::from_millis(250))
+        );
         assert_eq!(parse_size("1KiB"), Ok(1024));
     }
 

@@ -9,7 +9,11 @@
 //!
 //! - the write phase, if asked and the source takes writes ([`WriteReport`]);
 //! - the *limit*: one sequential pass of 1 MiB reads straight from the source, the `dd bs=1M`
-//!   of that backend ([`LimitReport`]), which every reader's figure is a fraction of;
+//!   of that backend ([`LimitReport`]), and the *stream*: one streaming read of the whole file
+//!   through the source's own streaming call (object_store's `get` stream, OpenDAL's bytes
+//!   stream, tokio's `File` read to its end; none for NFS and other sources read by requests).
+//!   The faster of the two is the source's limit, which every reader's figure is a fraction
+//!   of; a [time floor](Plan::limit_floor) times both again until it has passed;
 //! - one cell per reader, request size, window, access [`Pattern`] and number of concurrent
 //!   tasks ([`CellReport`]), comparing
 //!   - [`AsyncBufferedInput`](async_buffered_input::AsyncBufferedInput) over the source's stream
@@ -56,8 +60,8 @@
 //! 5. run: `write` (the file a run writes, the test kit's
 //!    [pattern](abi_testkit::fill_word_pattern)), `truth` (what the bytes should be), `readers`
 //!    (the readers, as the run drives them), `verify` (the untimed passes, the [`Checksum`]),
-//!    `limit` (the limit row), `run` (a plan run: sources, limit rows, cells, the [`Event`]s an
-//!    observer sees);
+//!    `limit` (the limit row), `stream` (the stream row), `run` (a plan run: sources, limit
+//!    rows, cells, the [`Event`]s an observer sees);
 //! 6. output: `table` (the report as text: table, legend, verdict), `plot` (the SVG chart);
 //! 7. `cli`: the `throughput` example's command line:
 //!    `cargo run --release --example throughput -- --help`.
@@ -113,6 +117,7 @@ mod remote;
 mod report;
 mod run;
 mod sources;
+mod stream;
 mod table;
 mod tasks;
 mod timing;
@@ -127,7 +132,7 @@ pub use boxed::{BoxPositionalSource, BoxSource, ReadSeek};
 pub use counting::{CountingSource, StreamCounts};
 pub use mismatch::Mismatch;
 pub use plan::{Cell, Plan, ReaderKind};
-pub use report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
+pub use report::{CellReport, LimitMethod, LimitReport, Report, SourceReport, WriteReport};
 pub use run::Event;
 pub use sources::Source;
 pub use timing::Latency;

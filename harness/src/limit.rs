@@ -8,6 +8,10 @@
 //! form, one at a time; for a custom stream, 1 MiB reads of the stream. The timed pass only
 //! looks at each read, as the readers' passes do; its verification pass reads the same requests
 //! again, untimed, and computes the checksum and whether the file holds the harness's pattern.
+//!
+//! With a time floor ([`Plan::limit_floor`](crate::Plan::limit_floor)) the passes are timed in
+//! [`Rounds`] until the floor has passed; the row reports the median round, and a round whose
+//! bytes differ from the first's (the first and last byte of each read) fails it.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -21,14 +25,15 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use crate::counting::{CountingSource, StreamCounts};
 use crate::error::context;
 use crate::sources::{Raw, Source};
-use crate::timing::Meter;
+use crate::timing::{median_index, Meter, Rounds};
 use crate::truth::PatternCheck;
 use crate::verify::{Checksum, Fingerprint};
 
 /// The size of the limit row's reads.
 pub(crate) const LIMIT_READ: usize = 1 << 20;
 
-/// What the timed limit pass measured.
+/// What the timed passes of a limit row (or of the stream row) measured: the median round's
+/// figures, every round's latency samples.
 #[derive(Debug)]
 pub(crate) struct LimitTimed {
     pub(crate) bytes: u64,
@@ -37,9 +42,82 @@ pub(crate) struct LimitTimed {
     pub(crate) samples: Vec<u64>,
     pub(crate) fingerprint: Fingerprint,
     pub(crate) reads: u64,
+    /// The rounds timed (1 without a time floor).
+    pub(crate) rounds: u32,
+    /// Whether every round looked at the same bytes as the first.
+    pub(crate) steady: bool,
 }
 
-/// What the limit's verification pass found, over the same requests.
+impl LimitTimed {
+    /// One round's figures.
+    pub(crate) fn round(
+        bytes: u64,
+        requests: u64,
+        elapsed: Duration,
+        samples: Vec<u64>,
+        fingerprint: Fingerprint,
+        reads: u64,
+    ) -> Self {
+        Self {
+            bytes,
+            requests,
+            elapsed,
+            samples,
+            fingerprint,
+            reads,
+            rounds: 1,
+            steady: true,
+        }
+    }
+
+    /// The rounds as one row: the median round (by time), with every round's samples.
+    pub(crate) fn of_rounds(mut rounds: Vec<LimitTimed>) -> Self {
+        let times: Vec<Duration> = rounds.iter().map(|r| r.elapsed).collect();
+        let median = median_index(&times).expect("at least one round");
+        let steady = rounds
+            .iter()
+            .all(|r| r.fingerprint == rounds[0].fingerprint);
+        let count = rounds.len() as u32;
+        let samples: Vec<u64> = rounds
+            .iter_mut()
+            .flat_map(|r| r.samples.drain(..))
+            .collect();
+        let mut row = rounds.swap_remove(median);
+        row.samples = samples;
+        row.rounds = count;
+        row.steady = steady;
+        row
+    }
+}
+
+/// Runs `round` (given the budget it has) in [`Rounds`] until `floor` has passed, within
+/// `budget`; `whole` says whether a round read all it was to read.
+pub(crate) async fn in_rounds<F, Fut>(
+    floor: Option<Duration>,
+    budget: Option<Duration>,
+    whole: impl Fn(&LimitTimed) -> bool,
+    mut round: F,
+) -> io::Result<LimitTimed>
+where
+    F: FnMut(Option<Duration>, u64) -> Fut,
+    Fut: std::future::Future<Output = io::Result<LimitTimed>>,
+{
+    let rounds = Rounds::new(floor, budget);
+    let mut done: Vec<LimitTimed> = Vec::new();
+    let mut last_whole = true;
+    while let Some(left) = rounds.next(done.len(), last_whole) {
+        let timed = round(left, done.len() as u64).await?;
+        last_whole = whole(&timed);
+        // A later round cut short by the budget is left out: the others read all.
+        if last_whole || done.is_empty() {
+            done.push(timed);
+        }
+    }
+    Ok(LimitTimed::of_rounds(done))
+}
+
+/// What the limit's verification pass found, over the same requests (or the stream row's, over
+/// the same bytes).
 #[derive(Debug)]
 pub(crate) struct LimitVerified {
     pub(crate) checksum: Checksum,
@@ -49,24 +127,29 @@ pub(crate) struct LimitVerified {
 }
 
 /// The timed passes: `passes` times `file_len` bytes in 1 MiB reads, until done or out of the
-/// budget `deadline_after`.
+/// budget `deadline_after`; again, in rounds, until `floor` has passed.
 pub(crate) async fn time_limit(
     source: &Source,
     file_len: u64,
     passes: u32,
     deadline_after: Option<Duration>,
+    floor: Option<Duration>,
     seed: u64,
 ) -> io::Result<LimitTimed> {
-    let pass = Pass::timed(file_len, passes, deadline_after, seed);
-    let pass = run(source, pass).await?;
-    Ok(LimitTimed {
-        bytes: pass.bytes,
-        requests: pass.requests,
-        elapsed: pass.elapsed,
-        fingerprint: pass.fingerprint,
-        reads: pass.reads,
-        samples: pass.meter.map(Meter::into_samples).unwrap_or_default(),
+    let whole = |t: &LimitTimed| t.bytes == file_len * u64::from(passes);
+    in_rounds(floor, deadline_after, whole, |left, round| async move {
+        let pass = Pass::timed(file_len, passes, left, seed.wrapping_add(round));
+        let pass = run(source, pass).await?;
+        Ok(LimitTimed::round(
+            pass.bytes,
+            pass.requests,
+            pass.elapsed,
+            pass.meter.map(Meter::into_samples).unwrap_or_default(),
+            pass.fingerprint,
+            pass.reads,
+        ))
     })
+    .await
 }
 
 /// The verification pass: the first `requests` reads of the timed pass again, untimed.
@@ -339,7 +422,7 @@ mod tests {
     use abi_testkit::word_pattern_vec as pattern;
 
     async fn timed_then_verified(source: &Source, len: u64) -> (LimitTimed, LimitVerified) {
-        let timed = time_limit(source, len, 1, None, 1).await.unwrap();
+        let timed = time_limit(source, len, 1, None, None, 1).await.unwrap();
         let verified = verify_limit(source, len, timed.requests).await.unwrap();
         (timed, verified)
     }
@@ -380,7 +463,7 @@ mod tests {
                 "the file holds the pattern"
             );
             // Several passes read the file again from the start.
-            let twice = time_limit(&source, len, 2, None, 1).await.unwrap();
+            let twice = time_limit(&source, len, 2, None, None, 1).await.unwrap();
             assert_eq!((twice.bytes, twice.requests), (2 * len, 6), "{source:?}");
             let again = verify_limit(&source, len, twice.requests).await.unwrap();
             let mut sum = Checksum::new();
@@ -395,7 +478,7 @@ mod tests {
     async fn a_budget_cuts_the_pass_and_the_verification_follows_it() {
         let data = pattern(4 << 20);
         let source = Source::memory(data.clone());
-        let timed = time_limit(&source, data.len() as u64, 1, Some(Duration::ZERO), 1)
+        let timed = time_limit(&source, data.len() as u64, 1, Some(Duration::ZERO), None, 1)
             .await
             .unwrap();
         assert_eq!((timed.bytes, timed.requests), (0, 0));
@@ -420,7 +503,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("short.bin");
         std::fs::write(&path, &data[..1000]).unwrap();
-        let err = time_limit(&Source::file(&path), 5000, 1, None, 1)
+        let err = time_limit(&Source::file(&path), 5000, 1, None, None, 1)
             .await
             .unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof, "{err}");

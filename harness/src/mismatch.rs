@@ -21,6 +21,14 @@ pub enum Mismatch {
     /// The timed pass looked at other bytes than the verification pass read (the first and last
     /// byte of each request): the reader handed out different bytes in the two passes.
     TimedPass,
+    /// The stream row read other bytes than the limit row, where the file does not hold the
+    /// harness's pattern: the checksums of the whole file differ.
+    Checksum {
+        /// The limit row's checksum.
+        expected: u64,
+        /// The stream row's.
+        found: u64,
+    },
 }
 
 impl fmt::Display for Mismatch {
@@ -44,6 +52,11 @@ impl fmt::Display for Mismatch {
             Mismatch::TimedPass => f.write_str(
                 "the timed pass saw other bytes than the verification pass (the first and last \
                  byte of its requests)",
+            ),
+            Mismatch::Checksum { expected, found } => write!(
+                f,
+                "the checksum of the bytes streamed is {found:#018x}, the limit row's is \
+                 {expected:#018x}"
             ),
         }
     }

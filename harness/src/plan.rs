@@ -21,7 +21,10 @@ use crate::workload::{Pattern, Requests};
 /// 1. writes the file first if the plan says so and the source has a local [path](Source::path)
 ///    (the write phase, timed: [`write_first`](Self::write_first));
 /// 2. times the source's *limit*: one sequential pass of 1 MiB reads straight from the source,
-///    the `dd bs=1M` of that backend, which every reader's figure is then a fraction of;
+///    the `dd bs=1M` of that backend, and one streaming read of the whole file through the
+///    source's own streaming call (the stream row, where the source has one); the faster is
+///    the limit every reader's figure is then a fraction of. With a
+///    [time floor](Self::limit_floor), both are timed again until it has passed;
 /// 3. times one cell per (pattern, tasks, request size, capacity, reader); readers without a
 ///    window (`ReaderKind::uses_capacity`) once per request size.
 ///
@@ -106,6 +109,8 @@ pub struct Plan {
     pub(crate) readers: Vec<ReaderKind>,
     pub(crate) repetitions: u32,
     pub(crate) budget: Option<Duration>,
+    // The time the limit rows are timed for at least, in rounds of whole passes.
+    pub(crate) limit_floor: Option<Duration>,
     // Overrides of `budget`, one per reader at most.
     pub(crate) reader_budgets: Vec<(ReaderKind, Option<Duration>)>,
     // The read-ahead reader's shapes: in the order given, without duplicates.
@@ -148,6 +153,7 @@ impl Plan {
             readers: ReaderKind::DEFAULT.to_vec(),
             repetitions: 1,
             budget: None,
+            limit_floor: None,
             reader_budgets: Vec::new(),
             read_aheads: vec![ReadAhead::default()],
             cache_capacity: Self::DEFAULT_CACHE_CAPACITY,
@@ -230,6 +236,38 @@ impl Plan {
     #[must_use = "builder methods return the changed plan"]
     pub fn budget(mut self, budget: impl Into<Option<Duration>>) -> Self {
         self.budget = budget.into();
+        self
+    }
+
+    /// The time the limit rows (the loop of 1 MiB reads and the stream) are timed for at least:
+    /// their passes are timed again, whole, in rounds, until it has passed, within the plan's
+    /// [`budget`](Self::budget), and each row reports its median round. `None` (the default)
+    /// times one round: a fast source then gives a figure of a few milliseconds, which a shared
+    /// machine can halve. (The command line's `--limit-floor` is 500 ms by default.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use throughput_harness::{Plan, Source};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let report = Plan::new(Source::memory(vec![7u8; 1 << 20]))
+    ///     .sizes([4096])
+    ///     .capacities([8192])
+    ///     .limit_floor(Duration::from_millis(20))
+    ///     .run()
+    ///     .await?;
+    /// let memory = &report.sources[0];
+    /// assert!(memory.limit.rounds > 1);
+    /// assert_eq!(memory.limit.bytes, 1 << 20, "the figures are one round's");
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use = "builder methods return the changed plan"]
+    pub fn limit_floor(mut self, floor: impl Into<Option<Duration>>) -> Self {
+        self.limit_floor = floor.into();
         self
     }
 

@@ -90,7 +90,7 @@ impl Report {
     pub fn has_partial(&self) -> bool {
         self.sources
             .iter()
-            .any(|s| s.cells.iter().any(|r| !r.complete) || !s.limit.complete)
+            .any(|s| s.cells.iter().any(|r| !r.complete) || s.limit_rows().any(|l| !l.complete))
     }
 
     /// The read-ahead of the read-ahead reader (its first shape), if the run timed it.
@@ -114,20 +114,22 @@ impl Report {
     }
 
     /// The report as JSON: an array with one object per row of the table, source by source:
-    /// the write row (`"row": "write"`), the limit row (`"row": "limit"`), then one per cell
-    /// (`"row": "read"`). Every row has the same fields, `null` where one does not apply:
+    /// the write row (`"row": "write"`), the limit rows (`"row": "limit"`: the loop of 1 MiB
+    /// reads, `"reader": "limit"`, then the stream, `"reader": "stream"`, where the source has a
+    /// streaming call), then one per cell (`"row": "read"`). Every row has the same fields, `null` where one does not apply:
     /// `source` (the label), `source_name`, `file_len`, `row`, `reader` (`write`, `limit` or a
     /// reader's id), `reader_name`, `read_size`, `capacity`, `pattern`, `tasks`, `bytes`,
     /// `requests`, `seconds`, `bytes_per_second`, `mb_per_second`, `requests_per_second`,
     /// `latency_p50_ns`, `latency_p99_ns`, `latency_max_ns`, `latency_samples`,
     /// `underlying_reads`, `underlying_seeks`, `underlying_bytes`, `disk_hits`,
-    /// `bytes_fetched_per_byte_used` ([`CellReport::fetched_per_used`]), `verify_reads`, `checksum`
+    /// `bytes_fetched_per_byte_used` ([`CellReport::fetched_per_used`]), `verify_reads`, `rounds`
+    /// (of a limit row: [`LimitReport::rounds`]), `checksum`
     /// (a hex string: JSON numbers lose 64-bit precision in many readers), `verified`,
     /// `mismatch`, `error`, `complete`, `budget_seconds`, `read_ahead`, `cache_capacity`,
     /// `source_requests`, `hedges_fired`, `hedges_won`, `hedges_denied`, `reads_coalesced` (with
     /// `--hedge` or `--max-requests`),
-    /// `limit_bytes_per_second`,
-    /// `ratio_to_limit`, `ratio_to_buffered`, `holds_pattern`, `reference_reads`,
+    /// `limit_bytes_per_second` (the faster limit row's: [`SourceReport::limit_bytes_per_second`]),
+    /// `ratio_to_limit` (for a limit row too: 1 for the faster), `ratio_to_buffered`, `holds_pattern`, `reference_reads`,
     /// `repetitions`, `seed`.
     pub fn json(&self) -> Value {
         let mut rows = Vec::new();
@@ -135,7 +137,9 @@ impl Report {
             if let Some(write) = &source.write {
                 rows.push(self.row_json(source, Row::Write(write)));
             }
-            rows.push(self.row_json(source, Row::Limit(&source.limit)));
+            for limit in source.limit_rows() {
+                rows.push(self.row_json(source, Row::Limit(limit)));
+            }
             for cell in &source.cells {
                 rows.push(self.row_json(source, Row::Read(cell)));
             }
@@ -160,7 +164,7 @@ impl Report {
             "bytes_fetched_per_byte_used": null, "verify_reads": null,
             "checksum": null, "verified": null, "mismatch": null, "error": null, "complete": null,
             "budget_seconds": null, "read_ahead": null, "cache_capacity": null,
-            "limit_bytes_per_second": source.limit.bytes_per_second(),
+            "limit_bytes_per_second": source.limit_bytes_per_second(),
             "ratio_to_limit": null, "ratio_to_buffered": null, "holds_pattern": null,
             "reference_reads": source.reference_reads,
             "repetitions": self.repetitions,
@@ -192,8 +196,8 @@ impl Report {
                 latency(&mut value, l.latency);
                 json!({
                     "row": "limit",
-                    "reader": "limit",
-                    "reader_name": "limit (1 MiB reads straight from the source)",
+                    "reader": l.method.id(),
+                    "reader_name": l.method.name(),
                     "read_size": l.read_size,
                     "pattern": "seq",
                     "tasks": 1,
@@ -205,12 +209,13 @@ impl Report {
                     "requests_per_second": l.requests_per_second(),
                     "underlying_reads": l.underlying_reads,
                     "verify_reads": l.verify_reads,
+                    "rounds": l.rounds,
                     "checksum": format!("{:#018x}", l.checksum),
                     "verified": l.mismatch.is_none(),
                     "mismatch": l.mismatch.as_ref().map(ToString::to_string),
                     "complete": l.complete,
                     "budget_seconds": l.budget.map(|b| b.as_secs_f64()),
-                    "ratio_to_limit": source.limit.complete.then_some(1.0),
+                    "ratio_to_limit": source.ratio_of_limit_row(l),
                     "holds_pattern": l.holds_pattern,
                 })
             }
@@ -262,6 +267,7 @@ impl Report {
         }
         if let Value::Object(all) = &mut value {
             for field in [
+                "rounds",
                 "source_requests",
                 "hedges_fired",
                 "hedges_won",
@@ -296,8 +302,11 @@ pub struct SourceReport {
     pub file_len: u64,
     /// The write phase, if the run wrote this source's file.
     pub write: Option<WriteReport>,
-    /// One sequential pass of 1 MiB reads straight from the source.
+    /// One sequential pass of 1 MiB reads straight from the source (the loop).
     pub limit: LimitReport,
+    /// One streaming read of the whole file through the source's own streaming call; `None`
+    /// for a source without one (NFS, a simulated link, other sources read by requests).
+    pub stream: Option<LimitReport>,
     /// One report per cell.
     pub cells: Vec<CellReport>,
     /// Reads the verification passes made of the source itself to learn what the bytes should
@@ -345,11 +354,47 @@ impl SourceReport {
         (base > 0.0).then(|| report.bytes_per_second() / base)
     }
 
-    /// `report`'s throughput as a fraction of the [limit](Self::limit)'s: 1 is as fast as
-    /// reading the source straight in 1 MiB reads, one at a time.
+    /// The limit rows: the loop ([`limit`](Self::limit)), then the [`stream`](Self::stream) if
+    /// the source has one.
+    pub fn limit_rows(&self) -> impl Iterator<Item = &LimitReport> {
+        std::iter::once(&self.limit).chain(&self.stream)
+    }
+
+    /// The source's limit: the faster of its limit rows (the loop of 1 MiB reads and the
+    /// stream), in bytes per second; a row that read other bytes than the file holds does not
+    /// count. 0 if neither read anything right.
+    pub fn limit_bytes_per_second(&self) -> f64 {
+        self.limit_rows()
+            .filter(|l| l.mismatch.is_none())
+            .map(LimitReport::bytes_per_second)
+            .fold(0.0, f64::max)
+    }
+
+    /// The limit row that sets the [limit](Self::limit_bytes_per_second), if one read right.
+    pub fn limit_row(&self) -> Option<&LimitReport> {
+        self.limit_rows()
+            .filter(|l| l.mismatch.is_none() && l.bytes > 0)
+            .max_by(|a, b| a.bytes_per_second().total_cmp(&b.bytes_per_second()))
+    }
+
+    /// Whether the limit is measured: the row that sets it read the whole file.
+    pub fn limit_complete(&self) -> bool {
+        self.limit_row().is_some_and(|l| l.complete)
+    }
+
+    /// `report`'s throughput as a fraction of the source's
+    /// [limit](Self::limit_bytes_per_second): 1 is as fast as the faster of reading the source
+    /// straight in 1 MiB reads, one at a time, and streaming the whole file.
     pub fn ratio_to_limit(&self, report: &CellReport) -> Option<f64> {
-        let limit = self.limit.bytes_per_second();
+        let limit = self.limit_bytes_per_second();
         (limit > 0.0).then(|| report.bytes_per_second() / limit)
+    }
+
+    /// A limit row's throughput as a fraction of the source's limit (1 for the faster row), if
+    /// it read the whole file.
+    pub fn ratio_of_limit_row(&self, row: &LimitReport) -> Option<f64> {
+        let limit = self.limit_bytes_per_second();
+        (row.complete && limit > 0.0).then(|| row.bytes_per_second() / limit)
     }
 
     /// The cells whose verification failed.
@@ -357,34 +402,76 @@ impl SourceReport {
         self.cells.iter().filter(|r| r.mismatch.is_some()).collect()
     }
 
-    /// Whether the limit row and every cell passed verification.
+    /// Whether the limit rows and every cell passed verification.
     pub fn verified(&self) -> bool {
-        self.limit.mismatch.is_none() && self.mismatches().is_empty()
+        self.limit_rows().all(|l| l.mismatch.is_none()) && self.mismatches().is_empty()
     }
 }
 
-/// The limit row of a source: one sequential pass of 1 MiB reads straight from the source (the
-/// source's raw form: `read` calls on a local file, as `dd bs=1M` makes; 1 MiB requests to an
-/// object store, one at a time), timed as the cells are, then verified.
+/// How a limit row reads its source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LimitMethod {
+    /// One sequential pass of 1 MiB reads straight from the source, one at a time (the
+    /// source's raw form: `read` calls on a local file, as `dd bs=1M` makes; 1 MiB requests
+    /// to an object store): the `limit` row.
+    Loop,
+    /// One streaming read of the whole file through the source's own streaming call
+    /// (object_store's `get` stream, OpenDAL's bytes stream, tokio's `File` read to its end):
+    /// the `stream` row.
+    Stream,
+}
+
+impl LimitMethod {
+    /// The row's id in the JSON's `reader` field and its label in the table: `limit`, `stream`.
+    pub fn id(self) -> &'static str {
+        match self {
+            LimitMethod::Loop => "limit",
+            LimitMethod::Stream => "stream",
+        }
+    }
+
+    /// The row's description in the JSON's `reader_name` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            LimitMethod::Loop => "limit (1 MiB reads straight from the source)",
+            LimitMethod::Stream => {
+                "stream (one streaming read of the whole file through the source's own \
+                 streaming call)"
+            }
+        }
+    }
+}
+
+/// A limit row of a source, timed as the cells are, then verified: the loop of 1 MiB reads
+/// straight from the source ([`LimitMethod::Loop`]) or one streaming read of the whole file
+/// ([`LimitMethod::Stream`]). With a [time floor](crate::Plan::limit_floor) the passes are
+/// timed in rounds until the floor has passed, and the row reports the median round.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct LimitReport {
+    /// How the row reads the source.
+    pub method: LimitMethod,
     /// The file's length.
     pub file_len: u64,
     /// Passes over the file, as many as the cells make (the plan's repetitions).
     pub passes: u32,
-    /// The size of each read: 1 MiB.
+    /// The size of each request: 1 MiB for the loop, the file's length for the stream (one
+    /// streaming read per pass).
     pub read_size: usize,
     /// Bytes read (the file's length times the passes, unless the budget ran out).
     pub bytes: u64,
-    /// Reads made.
+    /// Requests made: reads of 1 MiB, or streaming reads (one per pass).
     pub requests: u64,
-    /// Time from the first read to the last.
+    /// Time from the first request to the end of the last (of the median round).
     pub elapsed: Duration,
-    /// Per-read latency, sampled.
+    /// Latency per read of 1 MiB, or per chunk of the stream, sampled (over every round).
     pub latency: Option<Latency>,
-    /// Read calls (or requests) the pass made of the source.
+    /// Read calls (or requests) the pass made of the source: for the stream, the `read` calls
+    /// of a file or a stream, or the one `GET` (or OpenDAL read) of each pass.
     pub underlying_reads: u64,
+    /// The rounds timed: 1 without a time floor; the figures are the median round's.
+    pub rounds: u32,
     /// Those of the verification pass.
     pub verify_reads: u64,
     /// The [`Checksum`](crate::Checksum) of the bytes read: of the whole file (read
@@ -417,7 +504,8 @@ impl fmt::Display for LimitReport {
     /// The classic test's line: `Read a file of 1048576 bytes in 0.002 seconds for 524288000
     /// bytes-per-second.`, `Read a file of 1048576 bytes 3 times in ...` for several passes,
     /// or, if the budget ran out first, `Read 524288 bytes of a file of 1048576 bytes in 10.000
-    /// seconds for 52429 bytes-per-second (the time budget ran out).`
+    /// seconds for 52429 bytes-per-second (the time budget ran out).` The stream row says
+    /// `Streamed` instead of `Read`; several rounds add `(the median of 12 rounds)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (time, rate) = (
             seconds(self.seconds()),
@@ -428,16 +516,26 @@ impl fmt::Display for LimitReport {
         } else {
             String::new()
         };
+        let verb = match self.method {
+            LimitMethod::Loop => "Read",
+            LimitMethod::Stream => "Streamed",
+        };
+        let rounds = if self.rounds > 1 {
+            format!(" (the median of {} rounds)", self.rounds)
+        } else {
+            String::new()
+        };
         if self.complete {
             write!(
                 f,
-                "Read a file of {} bytes{times} in {time} seconds for {rate} bytes-per-second.",
+                "{verb} a file of {} bytes{times} in {time} seconds for {rate} \
+                 bytes-per-second{rounds}.",
                 self.file_len
             )
         } else {
             write!(
                 f,
-                "Read {} bytes of a file of {} bytes{times} in {time} seconds for {rate} \
+                "{verb} {} bytes of a file of {} bytes{times} in {time} seconds for {rate} \
                  bytes-per-second (the time budget ran out).",
                 self.bytes, self.file_len
             )

@@ -1,6 +1,6 @@
 //! Running a plan, in two phases: first everything is timed, one thing at a time (for each
-//! source the write phase, the limit row, then every cell's tasks), then everything is verified
-//! (the limit rows, then every cell, on a pool of threads: those passes are not timed); and the
+//! source the write phase, the limit row, the stream row, then every cell's tasks), then
+//! everything is verified (the limit and stream rows, then every cell, on a pool of threads: those passes are not timed); and the
 //! [`Event`]s that tell an observer where the run is.
 
 use std::io;
@@ -9,13 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::{chain, context};
-use crate::limit::{time_limit, verify_limit, LimitTimed, LIMIT_READ};
+use crate::limit::{time_limit, verify_limit, LimitTimed, LimitVerified, LIMIT_READ};
 use crate::mismatch::Mismatch;
 use crate::plan::{Cell, Plan, ReaderKind};
 use crate::readers::{each_reader, Counts, Readers, RequestReader};
 use crate::remote::{Remote, RemoteCounts};
-use crate::report::{CellReport, LimitReport, Report, SourceReport, WriteReport};
+use crate::report::{CellReport, LimitMethod, LimitReport, Report, SourceReport, WriteReport};
 use crate::sources::Source;
+use crate::stream::{time_stream, verify_stream};
 use crate::tasks::{all_tasks, failed_request};
 use crate::timing::{Latency, Meter};
 use crate::truth::Truth;
@@ -126,6 +127,14 @@ impl Plan {
                 name: &names[i],
                 report: &limit,
             });
+            let stream = match t.stream {
+                Some(timed) => Some(
+                    self.verify_stream(source, t.file_len, timed, &limit, t.write.is_some())
+                        .await
+                        .map_err(|e| self.about(names, i, e))?,
+                ),
+                None => None,
+            };
             let truth = if limit.holds_pattern {
                 Truth::Pattern
             } else {
@@ -160,6 +169,7 @@ impl Plan {
                 file_len: t.file_len,
                 write: t.write,
                 limit,
+                stream,
                 cells: Vec::with_capacity(per_source),
                 reference_reads: 0,
             });
@@ -241,7 +251,9 @@ impl Plan {
         if file_len == 0 {
             return Err(empty(source));
         }
-        let limit = time_limit(source, file_len, self.repetitions, self.budget, self.seed).await?;
+        let (passes, budget, floor) = (self.repetitions, self.budget, self.limit_floor);
+        let limit = time_limit(source, file_len, passes, budget, floor, self.seed).await?;
+        let stream = time_stream(source, file_len, passes, budget, floor, self.seed).await?;
         let mut timed = Vec::with_capacity(cells.len());
         for (k, &cell) in cells.iter().enumerate() {
             let index = first + k;
@@ -304,6 +316,7 @@ impl Plan {
             file_len,
             write,
             limit,
+            stream,
             cells: timed,
         })
     }
@@ -317,32 +330,95 @@ impl Plan {
         written: bool,
     ) -> io::Result<LimitReport> {
         let verified = verify_limit(source, file_len, timed.requests).await?;
-        let complete = timed.bytes == file_len * u64::from(self.repetitions);
         let pattern = verified.pattern.mismatch();
-        let mismatch = if timed.fingerprint != verified.fingerprint {
-            Some(Mismatch::TimedPass)
-        } else if written {
-            // The file read back must hold what the write phase wrote.
-            pattern.clone()
+        // The file read back must hold what the write phase wrote.
+        let mismatch = written.then_some(pattern).flatten();
+        Ok(self.limit_report(
+            LimitMethod::Loop,
+            file_len,
+            timed,
+            verified,
+            mismatch,
+            written,
+        ))
+    }
+
+    /// The stream row's verification, and its report: its bytes are the pattern's where the
+    /// limit row found the file to hold it, and the limit row's otherwise.
+    async fn verify_stream(
+        &self,
+        source: &Source,
+        file_len: u64,
+        timed: LimitTimed,
+        limit: &LimitReport,
+        written: bool,
+    ) -> io::Result<LimitReport> {
+        let passes = self.repetitions;
+        let verified = verify_stream(source, file_len, passes, timed.bytes).await?;
+        let complete = timed.bytes == file_len * u64::from(passes);
+        let checksum = verified.checksum.finish();
+        let mismatch = if limit.holds_pattern || written {
+            verified.pattern.mismatch()
+        } else if complete && limit.complete && checksum != limit.checksum {
+            Some(Mismatch::Checksum {
+                expected: limit.checksum,
+                found: checksum,
+            })
         } else {
             None
         };
-        Ok(LimitReport {
+        Ok(self.limit_report(
+            LimitMethod::Stream,
+            file_len,
+            timed,
+            verified,
+            mismatch,
+            written,
+        ))
+    }
+
+    /// A limit row's report from its timed rounds and its verification pass; `mismatch`: what
+    /// the verification found wrong, beyond a timed pass that saw other bytes; `written`:
+    /// whether the run wrote the file (then it holds the pattern, even if the row was cut).
+    fn limit_report(
+        &self,
+        method: LimitMethod,
+        file_len: u64,
+        timed: LimitTimed,
+        verified: LimitVerified,
+        mismatch: Option<Mismatch>,
+        written: bool,
+    ) -> LimitReport {
+        let complete = timed.bytes == file_len * u64::from(self.repetitions);
+        let pattern = verified.pattern.mismatch();
+        // The stream's one request per pass is the whole file.
+        let read_size = match method {
+            LimitMethod::Stream => usize::try_from(file_len).unwrap_or(usize::MAX),
+            _ => LIMIT_READ,
+        };
+        let mismatch = if timed.fingerprint != verified.fingerprint || !timed.steady {
+            Some(Mismatch::TimedPass)
+        } else {
+            mismatch
+        };
+        LimitReport {
+            method,
             file_len,
             passes: self.repetitions,
-            read_size: LIMIT_READ,
+            read_size,
             bytes: timed.bytes,
             requests: timed.requests,
             elapsed: timed.elapsed,
             latency: Latency::of(timed.samples),
             underlying_reads: timed.reads,
+            rounds: timed.rounds,
             verify_reads: verified.reads,
             checksum: verified.checksum.finish(),
             complete,
             budget: self.budget,
             holds_pattern: pattern.is_none() && (complete || written),
             mismatch,
-        })
+        }
     }
 }
 
@@ -351,6 +427,8 @@ struct SourceTimed {
     file_len: u64,
     write: Option<WriteReport>,
     limit: LimitTimed,
+    // `None`: the source has no streaming call.
+    stream: Option<LimitTimed>,
     cells: Vec<CellTimed>,
 }
 

@@ -38,6 +38,11 @@ use crate::units::significant;
 /// - its *raw form*, what the limit row reads: plain `read` calls of 1 MiB on a file (as `dd`
 ///   makes), copies out of memory, 1 MiB requests to a positional source, or 1 MiB reads of
 ///   the stream;
+/// - its *streaming form*, what the stream row reads: one streaming read of the whole file
+///   through the source's own streaming call (tokio's `File` read to its end; object_store's
+///   `get` stream; OpenDAL's bytes stream; a custom source's stream read to its end). NFS, a
+///   simulated link, a custom source with a positional form and an `O_DIRECT` file have none:
+///   their reads are requests, and their limit is the limit row alone;
 /// - its *reference form*, what the verification passes compare against when the file does not
 ///   hold the harness's pattern: the same bytes, read straight, without a simulated link or
 ///   `O_DIRECT`.
@@ -95,6 +100,23 @@ enum Kind {
         path: Option<PathBuf>,
         open: Arc<OpenFn>,
     },
+}
+
+/// How the stream row reads a source: one streaming read of the whole file through the source's
+/// own streaming call, read to its end (see [`Source`]'s streaming form).
+pub(crate) enum StreamForm {
+    /// A local file (or one on a mount) read with tokio's `File`, `read` after `read` into one
+    /// buffer until the end of the file, as `read_to_end` does.
+    File(PathBuf),
+    /// The source's stream ([`Source::open`]), read the same way: memory, and custom sources
+    /// without a positional form.
+    Stream,
+    /// One `GET` of the whole object (object_store's `get`), its body consumed chunk by chunk.
+    #[cfg(feature = "object-store")]
+    Object(Arc<str>),
+    /// OpenDAL's reader of the whole file as a bytes stream (`reader` then `into_bytes_stream`).
+    #[cfg(feature = "opendal")]
+    Opendal(Arc<str>),
 }
 
 /// How the limit row reads a source straight (see [`Source`]'s raw form).
@@ -635,6 +657,27 @@ impl Source {
             Kind::Memory(data) => Raw::Memory(data.clone()),
             Kind::Custom { .. } if !self.has_positional() => Raw::Stream,
             _ => Raw::Positional,
+        }
+    }
+
+    /// How the stream row reads the source, or why it has no streaming call.
+    pub(crate) fn stream_form(&self) -> Result<StreamForm, &'static str> {
+        #[cfg(feature = "opendal")]
+        if let Some(location) = &self.opendal {
+            return Ok(StreamForm::Opendal(location.uri.clone()));
+        }
+        match &self.kind {
+            Kind::File(_) if self.direct => {
+                Err("O_DIRECT reads need aligned buffers: the limit row's reads are the stream")
+            }
+            Kind::File(path) => Ok(StreamForm::File(path.clone())),
+            Kind::Memory(_) => Ok(StreamForm::Stream),
+            Kind::SlowLink { .. } => Err("a simulated link serves requests, not streams"),
+            #[cfg(feature = "object-store")]
+            Kind::ObjectStore(url) => Ok(StreamForm::Object(url.clone())),
+            Kind::Custom { .. } if !self.has_positional() => Ok(StreamForm::Stream),
+            // NFS, and other custom sources read by requests.
+            Kind::Custom { .. } => Err("its reads are requests (NFS READs have no streaming call)"),
         }
     }
 

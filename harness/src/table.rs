@@ -42,7 +42,9 @@ impl fmt::Display for Report {
                 let detail = format!("({} writes of {} bytes)", write.writes, write.buffer_size);
                 paragraph(f, &format!("{write} {detail}"), "  ", "    ")?;
             }
-            writeln!(f, "  {}", source.limit)?;
+            for limit in source.limit_rows() {
+                writeln!(f, "  {limit}")?;
+            }
         }
         writeln!(f)?;
         let left_out = self.table(f, if wide { usize::MAX } else { WIDTH })?;
@@ -196,12 +198,62 @@ impl Report {
                 ),
             ));
         }
+        let rounds = self
+            .sources
+            .iter()
+            .flat_map(|s| s.limit_rows())
+            .map(|l| l.rounds)
+            .max()
+            .filter(|&n| n > 1)
+            .map_or_else(String::new, |n| {
+                format!(
+                    "; timed again, whole, until a time floor had passed (up to {n} rounds): \
+                     the row shows the median round, as does the stream row"
+                )
+            });
+        let streams = self.sources.iter().any(|s| s.stream.is_some());
+        let baseline = if streams {
+            ""
+        } else {
+            ": the baseline of \"vs limit\" (no source has a streaming call, so no stream row)"
+        };
         rows.push((
             "limit",
-            "one pass of 1 MiB reads straight from the source, one at a time (like dd bs=1M): \
-             the baseline of \"vs limit\""
-                .to_string(),
+            format!(
+                "one pass of 1 MiB reads straight from the source, one at a time (like dd \
+                 bs=1M){rounds}{baseline}"
+            ),
         ));
+        if streams {
+            let without: Vec<&str> = self
+                .sources
+                .iter()
+                .filter(|s| s.stream.is_none())
+                .map(|s| s.name.as_str())
+                .collect();
+            let without = if without.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} {} no streaming call (NFS READs, a simulated link's requests, \
+                     O_DIRECT reads): {} limit is the limit row",
+                    without.join(", "),
+                    if without.len() == 1 { "has" } else { "have" },
+                    if without.len() == 1 { "its" } else { "their" },
+                )
+            };
+            rows.push((
+                "stream",
+                format!(
+                    "one streaming read of the whole file through the source's own streaming \
+                     call, read to its end (a file: tokio File reads of up to {}; HTTP, S3: \
+                     object_store's get stream; FTP, WebDAV: OpenDAL's bytes stream){without}. \
+                     The faster of limit and stream is the source's limit: the baseline of \
+                     \"vs limit\" and of the verdict",
+                    binary_size(crate::stream::STREAM_BUFFER as u64)
+                ),
+            ));
+        }
         let mut kinds: Vec<ReaderKind> = Vec::new();
         for r in cells() {
             if !kinds.contains(&r.cell.reader) {
@@ -219,7 +271,8 @@ impl Report {
         }
         paragraph(
             f,
-            "Columns: MB/s = 10^6 bytes/s. \"vs limit\" = MB/s / the source's limit row. \
+            "Columns: MB/s = 10^6 bytes/s. \"vs limit\" = MB/s / the source's limit row or stream \
+             row, whichever is faster. \
              \"vs buffered\" = MB/s / AsyncBufferedInput's at the same request size and window \
              (its first window for readers without one). \"fetched/used\" = bytes the source \
              returned / bytes the requests asked for. Ratios below 0.001 print as 1/N x. \
@@ -440,7 +493,9 @@ impl Report {
             if let Some(write) = &source.write {
                 table.add_row(row(source, Row::Write(write), &columns));
             }
-            table.add_row(row(source, Row::Limit(&source.limit), &columns));
+            for limit in source.limit_rows() {
+                table.add_row(row(source, Row::Limit(limit), &columns));
+            }
             let mut group = None;
             for r in &source.cells {
                 let this = (r.cell.pattern, r.cell.tasks, r.cell.read_size);
@@ -490,7 +545,8 @@ impl Report {
             .any(|(_, v)| v.pattern != Pattern::Sequential || v.tasks != 1);
         writeln!(
             f,
-            "\nVerdict: the best AsyncBufferedInput row at the smallest and the largest request size:"
+            "\nVerdict: the best AsyncBufferedInput row at the smallest and the largest request \
+             size, against the faster limit row:"
         )?;
         for (source, v) in verdicts {
             let mut what = source.name.clone();
@@ -511,7 +567,7 @@ impl Report {
                     });
                     let limit = source
                         .ratio_to_limit(best)
-                        .filter(|_| source.limit.complete)
+                        .filter(|_| source.limit_complete())
                         .map_or_else(
                             || "limit not measured".into(),
                             |x| format!("{} the limit", ratio(x)),
@@ -548,12 +604,17 @@ impl Report {
 
     /// Partial rows, the verification verdict, and whether the sources hold the same bytes.
     fn checks(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: usize = self.sources.iter().map(|s| s.cells.len() + 1).sum();
+        let rows: usize = self
+            .sources
+            .iter()
+            .map(|s| s.cells.len() + s.limit_rows().count())
+            .sum();
         let partial: usize = self
             .sources
             .iter()
             .map(|s| {
-                s.cells.iter().filter(|r| !r.complete).count() + usize::from(!s.limit.complete)
+                s.cells.iter().filter(|r| !r.complete).count()
+                    + s.limit_rows().filter(|l| !l.complete).count()
             })
             .sum();
         if partial > 0 {
@@ -587,7 +648,7 @@ impl Report {
                 .iter()
                 .map(|s| s.cells.iter().filter(|r| r.error.is_none()).count())
                 .sum();
-            let limits = self.sources.len();
+            let limits: usize = self.sources.iter().map(|s| s.limit_rows().count()).sum();
             paragraph(
                 f,
                 &format!(
@@ -606,8 +667,10 @@ impl Report {
                 "MISMATCH: rows that read other bytes than the file holds:"
             )?;
             for source in &self.sources {
-                if let Some(m) = &source.limit.mismatch {
-                    writeln!(f, "  {} limit: {m}", source.name)?;
+                for limit in source.limit_rows() {
+                    if let Some(m) = &limit.mismatch {
+                        writeln!(f, "  {} {}: {m}", source.name, limit.method.id())?;
+                    }
                 }
                 for r in source.mismatches() {
                     if let Some(m) = &r.mismatch {
@@ -682,7 +745,7 @@ fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
                 | Column::VsBuffered,
             ) if failed => dash(),
             (Row::Write(_), Column::Reader) => "write".into(),
-            (Row::Limit(_), Column::Reader) => "limit".into(),
+            (Row::Limit(l), Column::Reader) => l.method.id().into(),
             (Row::Read(r), Column::Reader) => r.cell.reader_label(),
             (Row::Read(r), Column::Pattern) => r.cell.pattern.id(),
             (Row::Limit(_), Column::Pattern) => "seq".into(),
@@ -725,7 +788,7 @@ fn row(source: &SourceReport, row: Row<'_>, columns: &[Column]) -> Vec<String> {
             (Row::Read(r), Column::SourceSeeks) => r.underlying_seeks.to_string(),
             (Row::Read(r), Column::DiskHits) => r.disk_hits.map_or_else(dash, |n| n.to_string()),
             (Row::Read(r), Column::FetchedPerUsed) => ratio(r.fetched_per_used()),
-            (Row::Limit(l), Column::VsLimit) => ratio(l.complete.then_some(1.0)),
+            (Row::Limit(l), Column::VsLimit) => ratio(source.ratio_of_limit_row(l)),
             (Row::Read(r), Column::VsLimit) => ratio(source.ratio_to_limit(r)),
             (Row::Read(r), Column::VsBuffered) => ratio(source.ratio_to_buffered(r)),
             (Row::Limit(l), Column::Note) => note(l.complete, l.mismatch.is_some()),

@@ -177,6 +177,55 @@ impl<C> fmt::Debug for Meter<C> {
     }
 }
 
+/// The rounds of a limit row: its passes over the file timed again and again, whole, until a
+/// time floor has passed, so that a fast source is timed for long enough on a shared machine.
+///
+/// The first round always runs; another starts while the floor has not passed and the budget
+/// (counted from the first round's start) has time left. A round cut short by the budget ends
+/// the rounds; it counts only if it is the first (the row is then partial).
+#[derive(Debug)]
+pub(crate) struct Rounds {
+    started: Instant,
+    floor: Duration,
+    budget: Option<Duration>,
+}
+
+impl Rounds {
+    /// Rounds until `floor` has passed (`None`: one round), within `budget` (`None`: no limit).
+    pub(crate) fn new(floor: Option<Duration>, budget: Option<Duration>) -> Self {
+        Self {
+            started: Instant::now(),
+            floor: floor.unwrap_or(Duration::ZERO),
+            budget,
+        }
+    }
+
+    /// The budget the next round has (`Some(None)`: no limit), or `None` if no round should
+    /// start: `done` rounds ran, and `whole` says whether the last read all it was to read.
+    pub(crate) fn next(&self, done: usize, whole: bool) -> Option<Option<Duration>> {
+        let spent = self.started.elapsed();
+        if done > 0 && (!whole || spent >= self.floor) {
+            return None;
+        }
+        match self.budget {
+            None => Some(None),
+            Some(budget) if done == 0 => Some(Some(budget)),
+            Some(budget) => budget
+                .checked_sub(spent)
+                .filter(|left| !left.is_zero())
+                .map(Some),
+        }
+    }
+}
+
+/// The index of the median of `times` (the lower of the two middle ones for an even count);
+/// `None` for no times.
+pub(crate) fn median_index(times: &[Duration]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..times.len()).collect();
+    order.sort_by_key(|&i| times[i]);
+    order.get(times.len().checked_sub(1)? / 2).copied()
+}
+
 /// Per-request latency of a cell: percentiles of the requests its meters sampled (about one
 /// per 100 µs of running time, chosen at random; every request where requests take longer).
 ///
@@ -360,6 +409,32 @@ mod tests {
         let skewed = Latency::of(skewed).unwrap();
         assert_eq!((skewed.p50, skewed.p99), (ns(10), ns(10)));
         assert_eq!(skewed.max, ns(1_000_000));
+    }
+
+    #[test]
+    fn rounds_run_until_the_floor_within_the_budget() {
+        // No floor: one round, with the whole budget.
+        let one = Rounds::new(None, Some(Duration::from_secs(5)));
+        assert_eq!(one.next(0, false), Some(Some(Duration::from_secs(5))));
+        assert_eq!(one.next(1, true), None);
+        // A floor not reached yet: another round, with what is left of the budget.
+        let more = Rounds::new(Some(Duration::from_secs(60)), Some(Duration::from_secs(30)));
+        assert!(more.next(1, true).unwrap().unwrap() <= Duration::from_secs(30));
+        assert_eq!(more.next(1, false), None, "a partial round ends the rounds");
+        let unlimited = Rounds::new(Some(Duration::from_secs(60)), None);
+        assert_eq!(unlimited.next(3, true), Some(None));
+        // The budget spent: no other round, whatever the floor.
+        let spent = Rounds::new(Some(Duration::from_secs(60)), Some(Duration::ZERO));
+        assert_eq!(spent.next(0, true), Some(Some(Duration::ZERO)));
+        assert_eq!(spent.next(1, true), None);
+    }
+
+    #[test]
+    fn the_median_is_the_lower_middle() {
+        assert_eq!(median_index(&[]), None);
+        assert_eq!(median_index(&[ns(7)]), Some(0));
+        assert_eq!(median_index(&[ns(9), ns(1), ns(5)]), Some(2));
+        assert_eq!(median_index(&[ns(9), ns(1), ns(5), ns(3)]), Some(3));
     }
 
     fn ns(n: u64) -> Duration {

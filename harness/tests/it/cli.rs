@@ -117,7 +117,7 @@ fn cells(rows: &[Value]) -> Vec<&Value> {
     rows.iter().filter(|r| r["row"] == "read").collect()
 }
 
-const FIELDS: [&str; 46] = [
+const FIELDS: [&str; 47] = [
     "source",
     "source_name",
     "file_len",
@@ -143,6 +143,7 @@ const FIELDS: [&str; 46] = [
     "underlying_bytes",
     "bytes_fetched_per_byte_used",
     "verify_reads",
+    "rounds",
     "checksum",
     "verified",
     "mismatch",
@@ -172,9 +173,9 @@ fn json_has_one_object_per_row_with_every_field() {
     args.push("--json");
     let out = run_ok(&args);
     let rows = rows(&out);
-    // The write row, the limit row, 2 sizes x (4 readers with a window x 1 capacity + the
-    // unbuffered one).
-    assert_eq!(rows.len(), 2 + 10);
+    // The write row, the limit and stream rows, 2 sizes x (4 readers with a window x 1
+    // capacity + the unbuffered one).
+    assert_eq!(rows.len(), 3 + 10);
     for row in &rows {
         for key in FIELDS {
             assert!(row.get(key).is_some(), "{key} missing in {row}");
@@ -200,9 +201,31 @@ fn json_has_one_object_per_row_with_every_field() {
         (&"limit".into(), &"limit".into())
     );
     assert_eq!(limit["read_size"], 1 << 20, "{limit}");
-    assert_eq!(limit["ratio_to_limit"], 1.0, "{limit}");
     assert_eq!(limit["holds_pattern"], true, "{limit}");
     assert_eq!(limit["verified"], true, "{limit}");
+    // The stream row: one streaming read of the whole file, with the same checksum. The faster
+    // of the two limit rows is the limit: its ratio is 1, the other's at most 1.
+    let stream = &rows[2];
+    assert_eq!(
+        (&stream["row"], &stream["reader"]),
+        (&"limit".into(), &"stream".into())
+    );
+    assert_eq!(
+        (&stream["read_size"], &stream["requests"]),
+        (&65536.into(), &1.into())
+    );
+    assert_eq!(stream["checksum"], limit["checksum"], "{stream}");
+    assert_eq!(stream["verified"], true, "{stream}");
+    let ratios = [&limit, &stream].map(|l| l["ratio_to_limit"].as_f64().unwrap());
+    assert!(ratios.iter().all(|&x| x <= 1.0), "{ratios:?}");
+    assert_eq!(
+        ratios.iter().copied().fold(0.0, f64::max),
+        1.0,
+        "{ratios:?}"
+    );
+    for l in [&limit, &stream] {
+        assert!(l["rounds"].as_u64().unwrap() >= 1, "{l}");
+    }
     let cells = cells(&rows);
     let mut readers: Vec<&str> = cells
         .iter()
@@ -296,7 +319,7 @@ fn the_default_output_is_a_table_and_the_temporary_file_is_deleted() {
     assert_contains(&table, "  Read a file of 65536 bytes in ");
     assert_contains(
         &table,
-        "verified: 10 cells and 1 limit row read the file's bytes",
+        "verified: 10 cells and 2 limit rows read the file's bytes",
     );
     common::assert_read_ahead_legend(&table);
     for name in [
@@ -414,7 +437,7 @@ fn an_existing_file_is_timed_without_being_modified() {
         "--json",
     ]);
     let rows = rows(&out);
-    assert_eq!(rows.len(), 3, "the limit row and two cells");
+    assert_eq!(rows.len(), 4, "the limit and stream rows and two cells");
     assert!(rows.iter().all(|c| c["bytes"] == 30_000));
     // Not the pattern: verified against the file itself.
     assert_eq!(rows[0]["holds_pattern"], false);
@@ -503,8 +526,8 @@ fn several_paths_make_one_table_and_one_chart() {
             .lines()
             .filter(|l| l.split_whitespace().next() == Some(name))
             .count();
-        // write, limit, 2 sizes x 3 readers.
-        assert_eq!(rows, 8, "{name}:\n{table}");
+        // write, limit, stream, 2 sizes x 3 readers.
+        assert_eq!(rows, 9, "{name}:\n{table}");
     }
     assert_eq!(std::fs::read(&a).unwrap(), pattern(40960));
     assert_eq!(std::fs::read(&b).unwrap(), pattern(40960));
@@ -652,7 +675,7 @@ fn readers_none_is_the_classic_test() {
     let table = stdout(&out);
     assert_contains(&table, "  Wrote a file of 1048576 bytes in ");
     assert_contains(&table, "  Read a file of 1048576 bytes in ");
-    assert_contains(&table, "verified: 0 cells and 1 limit row");
+    assert_contains(&table, "verified: 0 cells and 2 limit rows");
 }
 
 #[test]
@@ -866,7 +889,7 @@ fn page_cache_reads_can_be_turned_off() {
             !label.is_empty(),
             "{table}"
         );
-        assert_contains(&table, "verified: 4 cells and 1 limit row");
+        assert_contains(&table, "verified: 4 cells and 2 limit rows");
     }
 }
 
@@ -963,7 +986,7 @@ fn a_file_url_is_a_local_file() {
         "none",
     ]);
     assert!(
-        stdout(&out).contains("verified: 5 cells and 1 limit row"),
+        stdout(&out).contains("verified: 5 cells and 2 limit rows"),
         "{}",
         stdout(&out)
     );

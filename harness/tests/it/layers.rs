@@ -13,7 +13,7 @@ const ORDER: &[&str] = &[
     "remote", "opendal", "sources", // plan
     "plan",    // report
     "report", "verdict", // run
-    "write", "truth", "readers", "verify", "limit", "run", // output
+    "write", "truth", "readers", "verify", "limit", "stream", "run", // output
     "table", "plot", // command line
     "cli",
 ];

@@ -93,6 +93,11 @@ fn assert_every_reader_read_the_object(report: &Report, data: &[u8], sizes: &[us
         source.limit.underlying_reads,
         (data.len() as u64).div_ceil(1 << 20)
     );
+    // The stream row: one GET of the whole object, its body consumed chunk by chunk.
+    let stream = source.stream.as_ref().expect("object stores stream");
+    assert!(stream.complete && stream.mismatch.is_none(), "{stream:?}");
+    assert_eq!((stream.requests, stream.underlying_reads), (1, 1));
+    assert_eq!(stream.checksum, expected);
     // Random bytes, not the harness's pattern: verified against the object itself.
     assert!(!source.limit.holds_pattern);
     assert!(source.reference_reads > 0);
@@ -149,9 +154,12 @@ async fn every_reader_reads_the_same_bytes_over_http() {
             .iter()
             .map(|r| r.underlying_reads + r.verify_reads)
             .sum();
+        // The stream row's reads are its GETs of the whole object, one per pass.
         let counted = cells
-            + source.limit.underlying_reads
-            + source.limit.verify_reads
+            + source
+                .limit_rows()
+                .map(|l| l.underlying_reads + l.verify_reads)
+                .sum::<u64>()
             + source.reference_reads;
         assert_eq!(
             after - before,

@@ -402,10 +402,13 @@ async fn several_sources_are_timed_side_by_side() {
             .lines()
             .filter(|l| l.split_whitespace().next() == Some(name))
             .collect();
-        // limit + 4 cells, and a write row for the written sources.
+        // limit + 4 cells, a stream row where the source has a streaming call (not the
+        // simulated link), and a write row for the written sources.
         let writes = usize::from(name != "memory");
-        assert_eq!(rows.len(), 5 + writes, "{name}:\n{table}");
+        let streams = usize::from(name != "link");
+        assert_eq!(rows.len(), 5 + streams + writes, "{name}:\n{table}");
         assert!(rows.iter().any(|r| r.contains(" limit ")), "{table}");
+        assert_eq!(rows.iter().any(|r| r.contains(" stream ")), streams == 1);
     }
     assert_count(&table, "  Read a file of 150000 bytes in ", 3);
     assert_count(&table, "  Wrote a file of 150000 bytes in ", 2);
@@ -413,7 +416,7 @@ async fn several_sources_are_timed_side_by_side() {
 
     let rows = report.json();
     let rows = rows.as_array().unwrap();
-    assert_eq!(rows.len(), 3 * 5 + 2);
+    assert_eq!(rows.len(), 3 * 5 + 2 + 2);
     for row in rows {
         assert!(
             row["source_name"].is_string() && row["source"].is_string(),
@@ -429,7 +432,10 @@ async fn several_sources_are_timed_side_by_side() {
         .filter(|r| r["source_name"] == "disk")
         .map(|r| r["row"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["write", "limit", "read", "read", "read", "read"]);
+    assert_eq!(
+        kinds,
+        ["write", "limit", "limit", "read", "read", "read", "read"]
+    );
 }
 
 #[tokio::test]
@@ -946,7 +952,7 @@ async fn no_readers_is_the_classic_test_write_and_read() {
     let table = report.to_string();
     assert_contains(&table, "  Wrote a file of 1048576 bytes in ");
     assert_contains(&table, "  Read a file of 1048576 bytes in ");
-    assert_contains(&table, "verified: 0 cells and 1 limit row");
+    assert_contains(&table, "verified: 0 cells and 2 limit rows");
 }
 
 #[tokio::test]
@@ -1029,7 +1035,7 @@ async fn the_table_is_aligned_and_says_its_units() {
     assert!(table.contains("\nmemory: memory (50000 bytes), 50000 bytes (48.8 KiB), checksum 0x"));
     assert_contains(
         &table,
-        "verified: 18 cells and 1 limit row read the file's bytes",
+        "verified: 18 cells and 2 limit rows read the file's bytes",
     );
     common::assert_read_ahead_legend(&table);
     assert!(!table.contains("Not shown"), "{table}");
@@ -1060,7 +1066,7 @@ async fn the_table_is_aligned_and_says_its_units() {
         .copied()
         .collect();
     let data_rows: Vec<&str> = rows.iter().filter(|l| !l.is_empty()).copied().collect();
-    assert_eq!(data_rows.len(), 18 + 1, "{table}");
+    assert_eq!(data_rows.len(), 18 + 2, "{table}");
     // Right-aligned numeric columns end at the same place as their header (in characters:
     // latencies have a µ).
     for title in ["MB/s", "p99", "vs limit"] {
@@ -1073,6 +1079,7 @@ async fn the_table_is_aligned_and_says_its_units() {
     }
     for (name, rows) in [
         ("limit", 1),
+        ("stream", 1),
         ("AsyncBufferedInput", 4),
         ("AsyncBufferedInput+RA", 4),
         ("tokio BufReader", 4),
@@ -1127,6 +1134,7 @@ async fn the_default_text_fits_120_columns_explains_every_reader_and_ends_with_a
         .collect();
     for name in [
         "limit",
+        "stream",
         "AsyncBufferedInput",
         "AsyncBufferedInput+RA",
         "tokio BufReader",
@@ -1406,4 +1414,154 @@ async fn remote_urls_are_read_only_and_name_the_url_when_unreachable() {
     assert_eq!(err.to_string(), "source 2 of 2, http");
     let chain = std::error::Error::source(&err).unwrap().to_string();
     assert_contains(&chain, url);
+}
+
+/// A stream that makes every `read` that returns bytes wait `delay`, whatever its size (a
+/// backend whose cost is per call: a round trip), and ends at once.
+struct CostPerCall {
+    data: io::Cursor<Vec<u8>>,
+    delay: Duration,
+    sleep: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl tokio::io::AsyncRead for CostPerCall {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        if self.data.position() >= self.data.get_ref().len() as u64 || buf.remaining() == 0 {
+            return std::task::Poll::Ready(Ok(()));
+        }
+        let delay = self.delay;
+        let sleep = self
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(delay)));
+        std::task::ready!(std::future::Future::poll(sleep.as_mut(), cx));
+        self.sleep = None;
+        std::pin::Pin::new(&mut self.data).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncSeek for CostPerCall {
+    fn start_seek(mut self: std::pin::Pin<&mut Self>, to: io::SeekFrom) -> io::Result<()> {
+        std::pin::Pin::new(&mut self.data).start_seek(to)
+    }
+
+    fn poll_complete(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<u64>> {
+        std::pin::Pin::new(&mut self.data).poll_complete(cx)
+    }
+}
+
+#[tokio::test]
+async fn the_limit_is_the_faster_of_the_loop_and_the_stream() {
+    // 8 MiB at 20 ms a call: the loop makes 8 calls of 1 MiB, the stream 1 of 8 MiB, and
+    // AsyncBufferedInput with a 4 MiB window at 4 MiB requests 2: it beats the loop, not the
+    // stream.
+    let data = pattern(8 << 20);
+    let source = {
+        let data = data.clone();
+        Source::custom("per call", move || {
+            let data = data.clone();
+            async move {
+                Ok(Box::new(CostPerCall {
+                    data: io::Cursor::new(data),
+                    delay: Duration::from_millis(20),
+                    sleep: None,
+                }) as BoxSource)
+            }
+        })
+    };
+    let report = plan_of(source, 4 << 20, 4 << 20, [ReaderKind::Buffered])
+        .run()
+        .await
+        .unwrap();
+    assert!(report.verified(), "{report}");
+    let source = &report.sources[0];
+    let stream = source.stream.as_ref().expect("a custom stream streams");
+    assert!(stream.complete && source.limit.complete, "{report}");
+    assert_eq!(stream.checksum, source.limit.checksum);
+    assert_eq!((stream.requests, source.limit.requests), (1, 8));
+    let (looped, streamed) = (source.limit.bytes_per_second(), stream.bytes_per_second());
+    assert!(streamed > looped, "the stream is the faster: {report}");
+    assert_eq!(source.limit_bytes_per_second(), streamed);
+
+    // "vs limit" divides by the stream's rate, not the loop's.
+    let best = source
+        .get(ReaderKind::Buffered, 4 << 20, Some(4 << 20))
+        .unwrap();
+    assert!(
+        best.bytes_per_second() > looped,
+        "it beats the loop: {report}"
+    );
+    let to_limit = source.ratio_to_limit(best).unwrap();
+    assert!((to_limit * streamed / best.bytes_per_second() - 1.0).abs() < 1e-9);
+    assert!(to_limit < 1.0, "{report}");
+    assert_eq!(source.ratio_of_limit_row(stream), Some(1.0));
+    assert!(source.ratio_of_limit_row(&source.limit).unwrap() < 1.0);
+
+    // The table and the verdict say so: the reader is below the limit.
+    let text = format!("{report:#}");
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines.iter().position(|l| l.starts_with("source ")).unwrap();
+    let column = lines[header].find("vs limit").unwrap() + "vs limit".len();
+    let cell_of = |reader: &str| {
+        let row = lines
+            .iter()
+            .find(|l| reader_of(l) == reader)
+            .unwrap_or_else(|| panic!("no {reader} row:\n{text}"));
+        let chars: Vec<char> = row.chars().collect();
+        let cell: String = chars[..column].iter().collect();
+        parse_ratio(cell.split_whitespace().last().unwrap())
+    };
+    assert_eq!(cell_of("stream"), 1.0, "{text}");
+    assert!(cell_of("limit") < 1.0, "{text}");
+    assert!(cell_of("AsyncBufferedInput") < 1.0, "{text}");
+    let verdict = lines
+        .iter()
+        .skip_while(|l| !l.starts_with("Verdict: "))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no verdict:\n{text}"));
+    let words: Vec<&str> = verdict.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "the").unwrap();
+    let said = parse_ratio(words[at - 1]);
+    assert!(
+        said < 1.0,
+        "the verdict claims the reader beats the limit: {verdict}"
+    );
+    assert!(
+        (said / to_limit - 1.0).abs() < 0.01,
+        "{verdict}: {to_limit}"
+    );
+    assert_contains(&text, "  Streamed a file of 8388608 bytes in ");
+}
+
+#[tokio::test]
+async fn a_limit_floor_times_the_limit_rows_in_rounds_of_whole_passes() {
+    let data = pattern(3 << 20);
+    let report = plan_of(
+        Source::memory(data.clone()),
+        4096,
+        8192,
+        [ReaderKind::Buffered],
+    )
+    .repetitions(2)
+    .limit_floor(Duration::from_millis(40))
+    .run()
+    .await
+    .unwrap();
+    let source = &report.sources[0];
+    // The figures are the median round's: the plan's passes, as without a floor.
+    assert_complete_and_correct(&report, source, &data);
+    for limit in source.limit_rows() {
+        assert!(limit.rounds > 1, "{limit:?}");
+        assert!(limit.mismatch.is_none() && limit.complete, "{limit:?}");
+        assert_eq!(limit.checksum, checksum_of_passes(&data, 2));
+    }
+    let text = report.to_string();
+    assert_contains(&text, " rounds)");
+    assert_contains(&prose(&text), "until a time floor had passed (up to ");
 }
