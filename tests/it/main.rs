@@ -7,6 +7,8 @@
 
 #[macro_use]
 mod common;
+// Used by the network tests only, which need `object-store` or `opendal`.
+#[cfg(any(feature = "object-store", feature = "opendal"))]
 mod fault_proxy;
 mod servers;
 
