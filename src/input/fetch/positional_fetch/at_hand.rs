@@ -7,7 +7,7 @@ use std::task::{ready, Context, Poll};
 use bytes::{Bytes, BytesMut};
 use tokio::io::ReadBuf;
 
-use super::PositionalFetch;
+use super::fetcher::PositionalFetch;
 use crate::source::PositionalSource;
 
 /// The most one `try_read_at` asks for: it runs on the async thread, so no single read of bytes

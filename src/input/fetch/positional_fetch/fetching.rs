@@ -7,8 +7,8 @@ use std::task::{ready, Context, Poll};
 
 use tokio::io::ReadBuf;
 
+use super::fetcher::PositionalFetch;
 use super::request::Request;
-use super::PositionalFetch;
 use crate::input::fetch::seam::Seam;
 use crate::source::PositionalSource;
 

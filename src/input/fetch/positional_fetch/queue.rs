@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 
-use super::PositionalFetch;
+use super::fetcher::PositionalFetch;
 use crate::input::fetch::ReadAhead;
 use crate::memory_budget::Reservation;
 use crate::source::PositionalSource;

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use bytes::Bytes;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::PositionalFetch;
+use super::fetcher::PositionalFetch;
 use crate::error::Error;
 use crate::source::PositionalSource;
 

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::PositionalFetch;
+use super::fetcher::PositionalFetch;
 use crate::memory_budget::Reservation;
 use crate::source::PositionalSource;
 

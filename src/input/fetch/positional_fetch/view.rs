@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 
-use super::PositionalFetch;
+use super::fetcher::PositionalFetch;
 use crate::source::PositionalSource;
 
 /// The view and its length.
