@@ -7,7 +7,7 @@
 //! - `queue`: the chunks held and in flight, and the read-ahead that requests them (its growth
 //!   rule is [`ReadAhead`](crate::ReadAhead)'s);
 //! - `ranges`: vectored reads, near ranges coalesced into one request;
-//! - `request`: one request to the source, running as a task of its own.
+//! - `request`: one request to the source, running as a task of its own (started in `queue`).
 
 mod at_hand;
 mod fetcher;

@@ -1,12 +1,14 @@
 //! The chunks: bytes received and not handed out yet, the requests in flight after them (in
 //! offset order, contiguous), and the read-ahead that keeps them coming, with its shape.
 
+use std::sync::Arc;
 use std::task::Context;
 use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 
 use super::fetcher::PositionalFetch;
+use super::request::Request;
 use crate::input::fetch::ReadAhead;
 use crate::memory_budget::Reservation;
 use crate::source::PositionalSource;
@@ -256,5 +258,22 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 );
             }
         }
+    }
+}
+
+/// Starting requests.
+impl<S: PositionalSource> PositionalFetch<S> {
+    /// Starts a request for the view's `[at, at + len)`.
+    pub(super) fn request(&self, cx: &mut Context<'_>, at: u64, len: usize) -> Request<Bytes> {
+        let source = Arc::clone(&self.source);
+        let offset = self.base.saturating_add(at);
+        let mut request = Request::start(
+            cx,
+            at,
+            len,
+            async move { source.read_at(offset, len).await },
+        );
+        request.asked_after = self.errors;
+        request
     }
 }

@@ -3,16 +3,12 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{ready, Context, Poll, Waker};
 
-use bytes::Bytes;
 use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::fetcher::PositionalFetch;
 use crate::memory_budget::Reservation;
-use crate::source::PositionalSource;
 
 /// One request to the source for the view's `[at, at + len)`: already answered, or running as
 /// a task that is aborted when the request is dropped.
@@ -115,22 +111,5 @@ impl<T: Send + 'static> Request<T> {
                 ))),
             }),
         }
-    }
-}
-
-/// Starting requests.
-impl<S: PositionalSource> PositionalFetch<S> {
-    /// Starts a request for the view's `[at, at + len)`.
-    pub(super) fn request(&self, cx: &mut Context<'_>, at: u64, len: usize) -> Request<Bytes> {
-        let source = Arc::clone(&self.source);
-        let offset = self.base.saturating_add(at);
-        let mut request = Request::start(
-            cx,
-            at,
-            len,
-            async move { source.read_at(offset, len).await },
-        );
-        request.asked_after = self.errors;
-        request
     }
 }
