@@ -172,6 +172,9 @@ impl<S: PositionalSource> PositionalSource for Retrying<S> {
     }
 
     forward!(inner =>
+        /// The inner source's stream, not retried: a stream that fails leaves the reader to
+        /// ranged reads, which are.
+        read_stream,
         /// The inner source's (no request).
         known_len,
         /// The inner source's, not retried (it never fails: it gives 0).

@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_core::stream::BoxStream;
 
 use crate::source::PositionalSource;
 
@@ -66,6 +67,7 @@ trait ErasedSource: Send + Sync + 'static {
     fn erased_read_at(&self, offset: u64, len: usize) -> BoxFuture<'_, io::Result<Bytes>>;
     fn erased_len(&self) -> BoxFuture<'_, io::Result<u64>>;
     fn erased_known_len(&self) -> Option<u64>;
+    fn erased_read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>>;
     fn erased_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize;
     fn erased_resource(&self) -> Option<String>;
     fn erased_description(&self) -> String;
@@ -83,6 +85,10 @@ impl<S: PositionalSource> ErasedSource for S {
 
     fn erased_known_len(&self) -> Option<u64> {
         self.known_len()
+    }
+
+    fn erased_read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
+        self.read_stream(offset)
     }
 
     fn erased_try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
@@ -116,6 +122,11 @@ impl PositionalSource for DynSource {
     /// The source's `known_len` (no box).
     fn known_len(&self) -> Option<u64> {
         self.inner.erased_known_len()
+    }
+
+    /// The source's `read_stream` (its stream is boxed already).
+    fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
+        self.inner.erased_read_stream(offset)
     }
 
     /// The source's `try_read_at` (no box).

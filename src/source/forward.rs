@@ -36,6 +36,15 @@ macro_rules! forward {
             $crate::source::forward::forward!(@inner $self $inner).known_len()
         }
     };
+    (@method $self:ident $inner:tt [$($doc:tt)*] read_stream) => {
+        $($doc)*
+        fn read_stream(
+            &$self,
+            offset: u64,
+        ) -> Option<::futures_core::stream::BoxStream<'static, ::std::io::Result<::bytes::Bytes>>> {
+            $crate::source::forward::forward!(@inner $self $inner).read_stream(offset)
+        }
+    };
     (@method $self:ident $inner:tt [$($doc:tt)*] try_read_at) => {
         $($doc)*
         fn try_read_at(&$self, offset: u64, buf: &mut [u8]) -> usize {

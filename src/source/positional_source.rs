@@ -2,6 +2,7 @@ use std::future::Future;
 use std::io;
 
 use bytes::Bytes;
+use futures_core::stream::BoxStream;
 
 use crate::source::forward::forward;
 
@@ -22,6 +23,10 @@ use crate::source::forward::forward;
 ///   underlying [`io::ErrorKind`].
 /// - The futures must be `Send`; they may be dropped before they complete (a seek elsewhere
 ///   discards read-ahead), so they must not leave shared state inconsistent when dropped.
+/// - [`read_stream`](Self::read_stream) is optional: a source whose one open-ended request
+///   moves bytes faster than a series of ranged ones (an HTTP GET, an FTP `RETR`) implements
+///   it, and [`PositionalFetch`](crate::PositionalFetch) with read-ahead serves long
+///   sequential runs from one stream instead of ranged requests. Without it, ranged reads.
 /// - [`try_read_at`](Self::try_read_at) is optional: a source that can sometimes answer without
 ///   waiting (a local file whose bytes are in the page cache) implements it, and
 ///   [`PositionalFetch`](crate::PositionalFetch) then tries it first and reads straight into
@@ -63,6 +68,24 @@ pub trait PositionalSource: Send + Sync + 'static {
         0
     }
 
+    /// One streaming request for the source's bytes from `offset` to its end, as they arrive;
+    /// `None` (the default) if the source has none, and sequential reads stay ranged.
+    ///
+    /// The request starts when the stream is first polled, not before. Its items are the
+    /// bytes in order, in pieces of the transport's choosing, each non-empty; it ends at the
+    /// end of the source. An error item ends it (the reader then goes on with ranged reads,
+    /// which report the trouble with their own context if it lasts). A reader drops the stream
+    /// when it reads elsewhere, so dropping it must end the request.
+    ///
+    /// A [`PositionalFetch`](crate::PositionalFetch) with read-ahead opens one once a
+    /// sequential run has gone on for a while (not for the few reads of a lookup), and keeps
+    /// it only while it is at least as fast as ranged requests in parallel, by the rates it
+    /// measures: see its docs.
+    fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
+        let _ = offset;
+        None
+    }
+
     /// What the source reads, as a name that identifies it: a path, a URL. `None` (the
     /// default) if it has no name. A [`Cached`](crate::cache::Cached) source shares blocks
     /// with every source of the same name, so it must name the bytes, not just their kind.
@@ -86,10 +109,10 @@ pub trait PositionalSource: Send + Sync + 'static {
 
 /// A shared source is a source: every method forwards to it, with no box and no copy.
 impl<S: PositionalSource + ?Sized> PositionalSource for std::sync::Arc<S> {
-    forward!(* => read_at, len, known_len, try_read_at, resource, description, release_buffers);
+    forward!(* => read_at, len, known_len, read_stream, try_read_at, resource, description, release_buffers);
 }
 
 /// A boxed source is a source: every method forwards to it, with no second box.
 impl<S: PositionalSource + ?Sized> PositionalSource for Box<S> {
-    forward!(* => read_at, len, known_len, try_read_at, resource, description, release_buffers);
+    forward!(* => read_at, len, known_len, read_stream, try_read_at, resource, description, release_buffers);
 }

@@ -305,6 +305,8 @@ impl<S: PositionalSource> PositionalSource for Hedged<S> {
     }
 
     forward!(inner =>
+        /// The inner source's stream, not hedged (one request: nothing to race).
+        read_stream,
         /// The inner source's (no request).
         known_len,
         /// The inner source's length, not hedged.

@@ -2,7 +2,7 @@
 //! servers through `nfs3_client`.
 //!
 //! - `object_store_source`, `object_store_error`: [`ObjectStoreSource`] and how its errors read;
-//! - `opendal_source`, `opendal_stream`: [`OpendalSource`] and its one-stream sequential reads;
+//! - `opendal_source`: [`OpendalSource`];
 //! - `nfs_source`, `nfs_connection`, `nfs_url`, `nfs_error`: [`NfsSource`], its pool of
 //!   connections, its URL, and the `io::ErrorKind` of each NFS status;
 //! - `remote_common`: the TLS set-up and the short-answer error both share;
@@ -23,7 +23,6 @@ mod object_store_source;
 #[cfg(feature = "opendal")]
 mod opendal_source;
 #[cfg(feature = "opendal")]
-mod opendal_stream;
 #[cfg(any(feature = "object-store", feature = "opendal"))]
 mod remote_common;
 #[cfg(any(feature = "object-store", feature = "opendal"))]

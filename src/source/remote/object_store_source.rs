@@ -323,6 +323,34 @@ impl PositionalSource for ObjectStoreSource {
         }
     }
 
+    /// One `GET` of `bytes=offset-` (to the length from the `HEAD`), its body as it arrives:
+    /// the request starts when the stream is first polled. Errors name the URL and the range.
+    fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
+        use futures_util::{stream, StreamExt, TryStreamExt};
+        let range = offset.min(self.length)..self.length;
+        if range.is_empty() {
+            return Some(stream::empty().boxed());
+        }
+        let store = Arc::clone(&self.store);
+        let location = self.location.clone();
+        let context = format!(
+            "streaming GET {} bytes={}-{}",
+            self.url,
+            range.start,
+            range.end - 1
+        );
+        let open = async move {
+            let options = GetOptions::new().with_range(Some(range));
+            match store.get_opts(&location, options).await {
+                Ok(result) => Ok(result
+                    .into_stream()
+                    .map_err(move |e| object_store_error::wrap(context.clone(), e))),
+                Err(e) => Err(object_store_error::wrap(context, e)),
+            }
+        };
+        Some(stream::once(open).try_flatten().boxed())
+    }
+
     /// The URL.
     fn resource(&self) -> Option<String> {
         Some(self.url.clone())

@@ -2,16 +2,18 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::{ready, Future};
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_core::stream::BoxStream;
 use opendal::layers::TimeoutLayer;
 use opendal::Operator;
 
 use crate::error::source_error::SourceError;
-use crate::source::remote::opendal_stream::SequentialStream;
 use crate::source::remote::remote_common::{install_crypto_provider, short_response};
+use crate::source::remote::spare_buffers::SpareBuffers;
 use crate::source::PositionalSource;
 
 /// A [`PositionalSource`] over one file of an [OpenDAL](opendal) [`Operator`]: FTP, SFTP,
@@ -27,24 +29,13 @@ use crate::source::PositionalSource;
 ///
 /// # Sequential reads: one stream
 ///
-/// A read at a random offset is one ranged read (`operator.read_with(path).range(..)`). Reads
-/// that continue each other (a sequential pass: a window's refills, a read-ahead's chunks) are
-/// served from one open stream instead, as OpenDAL's own `Reader` reads by default: the first
-/// read that starts where the last one ended opens a stream from there to the end of the file
-/// (`reader.into_stream(offset..length)`), and every read that continues it takes its bytes
-/// from it, in order, waiting for its turn if several are in flight. On FTP, where each ranged
-/// read is a new transfer (`REST` + `RETR`), a sequential pass is then two transfers instead of
-/// one per chunk; on HTTP services, two requests.
-///
-/// A read elsewhere is ranged and leaves the stream where it is; a later read that continues
-/// neither the stream nor the read before it is ranged too, and a read that continues one but
-/// finds no stream where it starts opens a new one (the old one is dropped). A stream that fails
-/// (a reset, a timeout, a file shorter than its length) is dropped and the read that met the
-/// failure is made ranged, so a fault mid-stream costs one request, and an error is the ranged
-/// read's. A read dropped while it reads from the stream drops the stream (no byte of it is
-/// lost or served twice). Between reads, the stream holds at most one answer chunk of the
-/// service (up to 1 MiB for FTP) and one connection. [`with_streaming(false)`](Self::with_streaming)
-/// makes every read ranged.
+/// Every [`read_at`](PositionalSource::read_at) is one ranged read
+/// (`operator.read_with(path).range(..)`). [`read_stream`](PositionalSource::read_stream) is
+/// OpenDAL's byte stream of the file from an offset to its end (one transfer: a `RETR` over
+/// FTP, a `GET` over WebDAV), so a [`PositionalFetch`](crate::PositionalFetch) with read-ahead
+/// serves a long sequential run from one stream, as OpenDAL's own `Reader` reads, instead of
+/// one transfer per chunk (see its docs for when it streams and when it goes back to ranged
+/// reads). [`with_streaming(false)`](Self::with_streaming) keeps every read ranged.
 ///
 /// # Minimum Rust version
 ///
@@ -104,9 +95,10 @@ pub struct OpendalSource {
     // What `resource()` returns: scheme, service name, root and path.
     name: String,
     length: u64,
-    // Serves sequential reads from one stream; `None`: every read is ranged. Shared with the
-    // read futures (which outlive a borrow of `self`), not with clones.
-    stream: Option<Arc<SequentialStream>>,
+    // Whether `read_stream` gives a stream (otherwise every read is ranged).
+    streaming: bool,
+    // Streams opened (polled), by this source and its clones: for tests.
+    streams_opened: Arc<AtomicU64>,
 }
 
 impl OpendalSource {
@@ -265,7 +257,8 @@ impl OpendalSource {
             operator,
             path,
             name,
-            stream: Some(Arc::new(SequentialStream::new())),
+            streaming: true,
+            streams_opened: Arc::default(),
         })
     }
 
@@ -280,7 +273,8 @@ impl OpendalSource {
             path,
             name,
             length,
-            stream: Some(Arc::new(SequentialStream::new())),
+            streaming: true,
+            streams_opened: Arc::default(),
         }
     }
 
@@ -297,21 +291,20 @@ impl OpendalSource {
     /// place (they would take turns at opening streams), or a service whose streams cost
     /// more than its ranged reads.
     pub fn with_streaming(mut self, streaming: bool) -> Self {
-        self.stream = streaming.then(|| Arc::new(SequentialStream::new()));
+        self.streaming = streaming;
         self
+    }
+
+    /// How many streams this source and its clones have opened (polled at least once).
+    #[cfg(feature = "test-util")]
+    #[doc(hidden)] // a hook for this crate's tests, not part of the API
+    pub fn streams_opened(&self) -> u64 {
+        self.streams_opened.load(Ordering::Relaxed)
     }
 
     /// Whether sequential reads are served from one stream.
     pub fn is_streaming(&self) -> bool {
-        self.stream.is_some()
-    }
-
-    /// How many streams this source has opened (see
-    /// [Sequential reads](Self#sequential-reads-one-stream)): 0 if it does not stream.
-    #[cfg(feature = "test-util")]
-    #[doc(hidden)] // a hook for this crate's tests, not part of the API
-    pub fn streams_opened(&self) -> u64 {
-        self.stream.as_ref().map_or(0, |stream| stream.opened())
+        self.streaming
     }
 
     /// The operator.
@@ -421,10 +414,8 @@ fn with_http_transport(operator: Operator) -> Operator {
 }
 
 impl PositionalSource for OpendalSource {
-    /// The bytes `[offset, offset + len)`, cut at the file's length, from the stream if the
-    /// read continues the reads before it (see
-    /// [Sequential reads](OpendalSource#sequential-reads-one-stream)), otherwise one ranged
-    /// read; no request at or past the end. On an FTP operator, a read failing as `Unexpected` is tried up to 4 times
+    /// The bytes `[offset, offset + len)`, cut at the file's length, in one ranged read; no
+    /// request at or past the end. On an FTP operator, a read failing as `Unexpected` is tried up to 4 times
     /// in all: OpenDAL's FTP service can hand a read a connection with an earlier transfer's
     /// reply still unread (an OpenDAL issue; the retry works around it). A service that answers with fewer bytes than asked is an `UnexpectedEof`
     /// error (the file shrank, or the length hint was wrong).
@@ -436,25 +427,9 @@ impl PositionalSource for OpendalSource {
         let operator = self.operator.clone();
         let path = self.path.clone();
         let name = self.name.clone();
-        let length = self.length;
-        // Claimed here, when the read is asked for, so that reads in flight at once queue for
-        // the stream in the order they were asked for.
-        let stream = self
-            .stream
-            .as_ref()
-            .filter(|stream| start < end && stream.claim(start, end))
-            .cloned();
         async move {
             if start == end {
                 return Ok(Bytes::new());
-            }
-            if let Some(stream) = stream {
-                match stream.read(&operator, &path, start, end, length).await {
-                    Ok(bytes) => return Ok(bytes),
-                    // Read ranged instead: a fault mid-stream costs one request, and an error
-                    // is the ranged read's.
-                    Err(e) => tracing::debug!(start, end, %name, error = %e, "not from the stream"),
-                }
             }
             let context = || {
                 format!("read of {len} bytes at offset {offset} (bytes {start}..{end}) from {name}")
@@ -473,8 +448,35 @@ impl PositionalSource for OpendalSource {
             if buffer.len() != expected {
                 return Err(short_response(context(), "service", buffer.len(), expected));
             }
-            Ok(SequentialStream::contiguous(buffer))
+            Ok(contiguous(buffer))
         }
+    }
+
+    /// OpenDAL's byte stream of the file from `offset` to its end (one `RETR` over FTP, one
+    /// `GET` over WebDAV), opened when first polled; `None` if the source does not stream
+    /// ([`with_streaming(false)`](OpendalSource::with_streaming)). Errors name the file.
+    fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
+        use futures_util::{stream, StreamExt, TryStreamExt};
+        if !self.streaming {
+            return None;
+        }
+        let start = offset.min(self.length);
+        if start == self.length {
+            return Some(stream::empty().boxed());
+        }
+        let (operator, path, length) = (self.operator.clone(), self.path.clone(), self.length);
+        let context = format!("stream of bytes {start}..{length} from {}", self.name);
+        let opened = Arc::clone(&self.streams_opened);
+        let open = async move {
+            opened.fetch_add(1, Ordering::Relaxed);
+            let reader = operator.reader_with(&path).await;
+            match reader {
+                Ok(reader) => reader.into_bytes_stream(start..length).await,
+                Err(e) => Err(e),
+            }
+            .map_err(|e| io_error(context, e))
+        };
+        Some(stream::once(open).try_flatten().boxed())
     }
 
     /// The name: the URI without its password, or `scheme://name/root/path`.
@@ -495,9 +497,27 @@ impl PositionalSource for OpendalSource {
     /// Drops the buffers kept for reuse (large reads are collected into buffers reused once
     /// their bytes are dropped: at most four per process).
     fn release_buffers(&self) {
-        SequentialStream::release_buffers();
+        SPARE_BUFFERS.clear();
     }
 }
+
+/// `buffer` as one `Bytes`: its only chunk as it is, or its chunks copied into a reused buffer.
+fn contiguous(buffer: opendal::Buffer) -> Bytes {
+    use bytes::Buf;
+    if buffer.chunk().len() == buffer.len() {
+        return buffer.to_bytes(); // one chunk: no copy
+    }
+    let mut bytes = SPARE_BUFFERS.take(buffer.len());
+    for chunk in buffer {
+        bytes.extend_from_slice(&chunk);
+    }
+    SPARE_BUFFERS.keep(bytes)
+}
+
+/// The buffers ranged reads are collected into, reused once their bytes are dropped: one set
+/// per process, so that what they keep idle is bounded however many sources there are (at
+/// most four, as many as a default read-ahead has chunks).
+static SPARE_BUFFERS: SpareBuffers = SpareBuffers::new();
 
 impl Clone for OpendalSource {
     /// The same file of the same operator, with a stream of its own (none open yet), if this
@@ -508,10 +528,8 @@ impl Clone for OpendalSource {
             path: self.path.clone(),
             name: self.name.clone(),
             length: self.length,
-            stream: self
-                .stream
-                .as_ref()
-                .map(|_| Arc::new(SequentialStream::new())),
+            streaming: self.streaming,
+            streams_opened: Arc::clone(&self.streams_opened),
         }
     }
 }
@@ -521,7 +539,7 @@ impl fmt::Debug for OpendalSource {
         f.debug_struct("OpendalSource")
             .field("name", &self.name)
             .field("length", &self.length)
-            .field("stream", &self.stream)
+            .field("streaming", &self.streaming)
             .finish()
     }
 }

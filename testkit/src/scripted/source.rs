@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use bytes::Bytes;
+use futures_core::stream::BoxStream;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -86,6 +87,18 @@ pub struct Scripted<S = MemorySource> {
     max_live: AtomicU64,
     length_requests: AtomicU64,
     buffers_freed: Arc<AtomicU64>,
+    /// What `read_stream` serves, if it streams (see [`Scripted::streaming`]).
+    stream: Option<StreamScript>,
+    streams_opened: Arc<AtomicU64>,
+}
+
+/// How a streaming `Scripted` streams.
+#[derive(Clone)]
+struct StreamScript {
+    data: Bytes,
+    piece: usize,
+    delay: Delay,
+    fails_after: Option<u64>,
 }
 
 /// A part of the script: what it says of a request.
@@ -125,6 +138,35 @@ impl Scripted<MemorySource> {
         Self::over(MemorySource::new(data))
     }
 
+    /// Makes it stream (builder style): `read_stream` gives its bytes from the offset asked to
+    /// the end in pieces of `piece` bytes, each after `delay` (on tokio's clock, as a link
+    /// that moves `piece` bytes per `delay`). Streams are counted
+    /// ([`streams_opened`](Self::streams_opened)), not logged as requests, and take no part
+    /// in the failure rules (see [`stream_fails_after`](Self::stream_fails_after)).
+    pub fn streaming(mut self, piece: usize, delay: impl Into<Delay>) -> Self {
+        self.stream = Some(StreamScript {
+            data: self.inner.bytes().clone(),
+            piece: piece.max(1),
+            delay: delay.into(),
+            fails_after: None,
+        });
+        self
+    }
+
+    /// Makes each stream (see [`streaming`](Self::streaming)) fail with a `ConnectionReset`
+    /// item once it has given `bytes` bytes.
+    ///
+    /// # Panics
+    ///
+    /// If the source does not stream.
+    pub fn stream_fails_after(mut self, bytes: u64) -> Self {
+        self.stream
+            .as_mut()
+            .expect("a streaming source")
+            .fails_after = Some(bytes);
+        self
+    }
+
     /// Makes every byte at hand: `try_read_at` copies what is asked (up to the end) without a
     /// request (builder style).
     pub fn all_at_hand(mut self) -> Self {
@@ -158,6 +200,8 @@ impl<S> Scripted<S> {
             max_live: AtomicU64::new(0),
             length_requests: AtomicU64::new(0),
             buffers_freed: Arc::new(AtomicU64::new(0)),
+            stream: None,
+            streams_opened: Arc::default(),
         }
     }
 
@@ -353,6 +397,11 @@ impl<S> Scripted<S> {
         }
     }
 
+    /// How many streams were opened (polled at least once) so far.
+    pub fn streams_opened(&self) -> u64 {
+        self.streams_opened.load(SeqCst)
+    }
+
     /// The wrapped source.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -491,6 +540,42 @@ impl<S: PositionalSource> PositionalSource for Scripted<S> {
         let n = buf.len().min(data.len() - start);
         buf[..n].copy_from_slice(&data[start..start + n]);
         n
+    }
+
+    fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
+        let script = self.stream.clone()?;
+        let opened = Arc::clone(&self.streams_opened);
+        let start = offset.min(script.data.len() as u64) as usize;
+        // (next offset, bytes given, whether it was polled yet)
+        let state = (start, 0u64, false);
+        Some(Box::pin(futures_util::stream::unfold(
+            state,
+            move |(at, given, polled)| {
+                let script = script.clone();
+                let opened = Arc::clone(&opened);
+                async move {
+                    if !polled {
+                        opened.fetch_add(1, SeqCst);
+                    }
+                    if at >= script.data.len() {
+                        return None;
+                    }
+                    script.delay.wait().await;
+                    if script.fails_after.is_some_and(|after| given >= after) {
+                        let e = io::Error::new(
+                            ErrorKind::ConnectionReset,
+                            format!("injected stream failure at {at}"),
+                        );
+                        // The stream ends after its error.
+                        return Some((Err(e), (script.data.len(), given, true)));
+                    }
+                    let end = (at + script.piece).min(script.data.len());
+                    let piece = script.data.slice(at..end);
+                    let given = given + piece.len() as u64;
+                    Some((Ok(piece), (end, given, true)))
+                }
+            },
+        )))
     }
 
     fn resource(&self) -> Option<String> {

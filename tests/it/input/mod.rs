@@ -17,4 +17,5 @@ mod reliability;
 mod resources;
 mod send_sync;
 mod stats_group;
+mod streaming;
 mod window_view;

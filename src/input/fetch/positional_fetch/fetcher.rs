@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::Bytes;
 
 use super::request::Request;
+use super::stream::{OpenStream, Pace};
 use crate::input::fetch::ReadAhead;
 use crate::memory_budget::MemoryBudget;
 use crate::memory_budget::Reservation;
@@ -129,6 +130,11 @@ pub struct PositionalFetch<S> {
     // `ranges::KEPT_RANGES_MAX` bytes): a retry asks only for the requests that did not come
     // back. Dropped by the next `read_ranges` that completes, and by `release`.
     pub(super) ranges_kept: Mutex<Vec<(u64, Bytes)>>,
+    // The stream serving a long sequential run, if one does (`stream`): then no request is
+    // in flight and nothing is `ready`. And how runs are read: by the stream or ranged, as
+    // measured (kept across runs).
+    pub(super) stream: Option<OpenStream>,
+    pub(super) pace: Pace,
 }
 
 impl<S: PositionalSource> PositionalFetch<S> {

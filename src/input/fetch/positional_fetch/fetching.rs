@@ -79,6 +79,9 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
         if let Some(held) = self.ready_from(at) {
             return held.len();
         }
+        if self.stream.is_some() {
+            return self.stream_held(at);
+        }
         match self.requests.front_mut() {
             Some(front) if front.at == at => match front.answer() {
                 Some(Ok(bytes)) => bytes.len(),
@@ -111,11 +114,16 @@ impl<S: PositionalSource> PositionalFetch<S> {
             if self.length().is_some_and(|length| at >= length) {
                 return Poll::Ready(Ok(())); // the end: read nothing
             }
+            if let Some(served) = self.poll_stream(cx, at, buf) {
+                self.debug_assert_invariants();
+                return served;
+            }
             if let Some(held) = self.ready_from(at) {
                 let n = held.len().min(buf.remaining());
                 buf.put_slice(&held[..n]);
                 self.consume_ready(at, n);
                 self.next_sequential = Some(at + n as u64);
+                self.pace.served(n, false);
                 self.top_up(cx);
                 self.debug_assert_invariants();
                 return Poll::Ready(Ok(()));
@@ -133,6 +141,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     self.reset_shape(); // a read elsewhere: read-ahead starts small again
                 }
                 if self.read_ahead.is_some() && sequential && self.read_now_end != Some(at) {
+                    if self.open_stream(at) {
+                        continue; // served from the stream
+                    }
                     self.ahead_at = Some(at);
                     self.top_up(cx);
                     if self.requests.is_empty() {

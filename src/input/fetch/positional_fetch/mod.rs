@@ -7,6 +7,8 @@
 //! - `queue`: the chunks held and in flight, and the read-ahead that requests them (its growth
 //!   rule is [`ReadAhead`](crate::ReadAhead)'s);
 //! - `ranges`: vectored reads, near ranges coalesced into one request;
+//! - `stream`: long sequential runs served from one streaming request, and the choice
+//!   between it and ranged read-ahead by measured rates;
 //! - `request`: one request to the source, running as a task of its own (started in `queue`).
 
 mod at_hand;
@@ -15,6 +17,7 @@ mod fetching;
 mod queue;
 mod ranges;
 mod request;
+mod stream;
 mod view;
 
 pub use self::fetcher::PositionalFetch;

@@ -37,6 +37,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
     pub(super) fn reset_shape(&mut self) {
         self.shape = self.read_ahead.map_or((0, 0), |ra| ra.initial_shape());
         self.waits = (0, 0);
+        self.pace.new_run();
     }
 
     /// A read-ahead chunk came back `took` after it was asked: if the consumer waited for it
@@ -92,6 +93,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     pub(super) fn discard_requests(&mut self) {
+        self.end_stream();
         self.requests.clear(); // aborts spawned requests, gives back their budget
         self.ahead_at = None;
         self.drop_ready();
@@ -150,6 +152,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
         let (Some(_), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
             return;
         };
+        if self.streaming_next() {
+            return; // the chunks in flight drain, then a stream serves the run (`stream`)
+        }
         let (chunk, depth) = self.shape;
         let held = usize::from(!self.ready.is_empty());
         while self.requests.len() + held < depth {
@@ -195,12 +200,13 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// bytes read at hand.
     fn reserved(&self) -> usize {
         let requests = self.requests.iter().filter_map(|r| r.budget.as_ref());
-        [&self.ready_budget, &self.spare_budget]
+        let chunks: usize = [&self.ready_budget, &self.spare_budget]
             .into_iter()
             .flatten()
             .chain(requests)
             .map(Reservation::bytes)
-            .sum()
+            .sum();
+        chunks + self.stream_reserved()
     }
 
     /// How many requests are in flight or completed and not yet consumed.
@@ -221,6 +227,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
             "{} bytes of budget reserved, shape {:?}",
             self.reserved(),
             self.shape
+        );
+        debug_assert!(
+            self.stream.is_none() || (self.requests.is_empty() && self.ready.is_empty()),
+            "a stream open beside chunks"
         );
         let mut expected = self.requests.front().map(|r| r.at);
         for r in &self.requests {

@@ -8,6 +8,7 @@ use super::*;
 use crate::input::AsyncBufferedInput;
 use crate::layer::SlowLink;
 use crate::source::MemorySource;
+use crate::ReadAhead;
 
 fn data(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i * 31 % 251) as u8).collect()

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::Bytes;
 
 use super::fetcher::PositionalFetch;
+use super::stream::Pace;
 use crate::source::PositionalSource;
 
 /// The view and its length.
@@ -46,6 +47,8 @@ impl<S: PositionalSource> PositionalFetch<S> {
             reads: 0,
             errors: 0,
             ranges_kept: Mutex::default(),
+            stream: None,
+            pace: Pace::default(),
         }
     }
 

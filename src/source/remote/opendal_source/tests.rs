@@ -80,22 +80,8 @@ async fn a_wrong_length_hint_is_unexpected_eof_naming_the_range() {
 }
 
 /// 10,000 bytes, no two neighbouring runs alike (byte `i` is `i % 251`).
-/// A source over [`data`] in OpenDAL's memory service, streaming (the default).
-async fn source_over_data() -> (Vec<u8>, OpendalSource) {
-    let data = data();
-    let source = OpendalSource::open(memory_with("f", &data).await, "f")
-        .await
-        .unwrap();
-    (data, source)
-}
-
-/// [`source_over_data`] after two sequential reads from 0: one stream, now at 200.
-async fn streaming_at_200() -> (Vec<u8>, OpendalSource) {
-    let (data, source) = source_over_data().await;
-    source.read_at(0, 100).await.unwrap();
-    source.read_at(100, 100).await.unwrap();
-    assert_eq!(source.streams_opened(), 1);
-    (data, source)
+fn data() -> Vec<u8> {
+    (0..10_000u32).map(|i| (i % 251) as u8).collect()
 }
 
 /// Reads `[at, at + len)` of `source` and checks it against `data`.
@@ -104,128 +90,66 @@ async fn assert_reads(source: &OpendalSource, data: &[u8], at: usize, len: usize
     assert_eq!(&got[..], &data[at..at + len], "read of {len} at {at}");
 }
 
-fn data() -> Vec<u8> {
-    (0..10_000u32).map(|i| (i % 251) as u8).collect()
+/// What `source.read_stream(offset)` gives, all of it.
+async fn streamed(source: &OpendalSource, offset: u64) -> io::Result<Vec<u8>> {
+    use futures::StreamExt;
+    let mut stream = source.read_stream(offset).expect("a streaming source");
+    let mut all = Vec::new();
+    while let Some(piece) = stream.next().await {
+        all.extend_from_slice(&piece?);
+    }
+    Ok(all)
 }
 
 #[tokio::test]
-async fn reads_that_continue_each_other_are_served_from_one_stream() {
-    let (data, source) = source_over_data().await;
+async fn read_stream_gives_the_file_from_an_offset_to_its_end_and_opens_when_polled() {
+    let data = data();
+    let source = OpendalSource::open(memory_with("f", &data).await, "f")
+        .await
+        .unwrap();
     assert!(source.is_streaming());
-    assert_eq!(&source.read_at(0, 100).await.unwrap()[..], &data[..100]);
-    assert_eq!(source.streams_opened(), 0, "a first read is ranged");
-    let mut at = 100;
-    for len in [1, 7, 300, 4096, 2000] {
-        let bytes = source.read_at(at, len).await.unwrap();
-        assert_eq!(
-            &bytes[..],
-            &data[at as usize..at as usize + len],
-            "{at}+{len}"
-        );
-        at += len as u64;
-    }
-    assert_eq!(
-        source.streams_opened(),
-        1,
-        "one stream for every read after the first"
-    );
-    // Past the end: cut at the length, from the same stream, which then ends.
-    let rest = source.read_at(at, 1 << 20).await.unwrap();
-    assert_eq!(&rest[..], &data[at as usize..]);
-    assert_eq!(source.streams_opened(), 1);
-    assert!(source.read_at(10_000, 5).await.unwrap().is_empty());
-    // Without streaming, every read is ranged.
+    let unpolled = source.read_stream(5);
+    drop(unpolled);
+    assert_eq!(source.streams_opened(), 0, "not polled: no request");
+    assert_eq!(streamed(&source, 1234).await.unwrap(), &data[1234..]);
+    assert_eq!(streamed(&source, 0).await.unwrap(), data);
+    assert!(streamed(&source, 10_000).await.unwrap().is_empty());
+    assert!(streamed(&source, 20_000).await.unwrap().is_empty());
+    assert_eq!(source.streams_opened(), 2, "nothing to stream past the end");
+    // Reads stay ranged, and without streaming there is no stream.
+    assert_eq!(&source.read_at(100, 50).await.unwrap()[..], &data[100..150]);
     let ranged = source.clone().with_streaming(false);
-    assert!(!ranged.is_streaming());
-    for at in [0, 100, 200] {
-        assert_eq!(
-            &ranged.read_at(at, 100).await.unwrap()[..],
-            &data[at as usize..][..100]
-        );
-    }
-    assert_eq!(ranged.streams_opened(), 0);
+    assert!(!ranged.is_streaming() && ranged.read_stream(0).is_none());
 }
 
 #[tokio::test]
-async fn a_read_elsewhere_is_ranged_and_sequential_reads_there_open_a_new_stream() {
-    let (data, source) = streaming_at_200().await;
-    // A seek: ranged, the stream stays at 200.
-    assert_reads(&source, &data, 5000, 10).await;
-    assert_eq!(source.streams_opened(), 1);
-    // Back where the stream is: it continues the stream, no new one.
-    assert_reads(&source, &data, 200, 50).await;
-    assert_eq!(source.streams_opened(), 1);
-    // Sequential again elsewhere: a new stream there (the old one is dropped).
-    source.read_at(7000, 10).await.unwrap();
-    assert_reads(&source, &data, 7010, 990).await;
-    assert_eq!(source.streams_opened(), 2);
-    // The old stream's place is neither the last read's end nor the stream's: ranged.
-    assert_reads(&source, &data, 250, 50).await;
-    assert_eq!(source.streams_opened(), 2);
-    assert_reads(&source, &data, 8000, 10).await;
-    assert_eq!(source.streams_opened(), 2, "the stream at 8000 goes on");
-}
-
-#[tokio::test]
-async fn reads_in_flight_at_once_take_their_turns_and_out_of_order_ones_go_ranged() {
-    let (data, source) = source_over_data().await;
-    source.read_at(0, 100).await.unwrap();
-    // Three chunks asked for at once, as a read-ahead does: one stream serves them all.
-    let (a, b, c) = (
-        source.read_at(100, 1000),
-        source.read_at(1100, 1000),
-        source.read_at(2100, 1000),
+async fn a_sequential_pass_of_an_input_is_one_stream_after_its_first_chunks() {
+    use crate::{AsyncBufferedInput, PositionalFetch, ReadAhead};
+    let data: Vec<u8> = (0..(3 << 20) as u32).map(|i| (i % 251) as u8).collect();
+    let source = std::sync::Arc::new(
+        OpendalSource::open(memory_with("f", &data).await, "f")
+            .await
+            .unwrap(),
     );
-    let (a, b, c) = tokio::join!(a, b, c);
-    assert_eq!(&a.unwrap()[..], &data[100..1100]);
-    assert_eq!(&b.unwrap()[..], &data[1100..2100]);
-    assert_eq!(&c.unwrap()[..], &data[2100..3100]);
+    let fetch = PositionalFetch::from_arc(std::sync::Arc::clone(&source))
+        .with_read_ahead(ReadAhead::default());
+    let mut input = AsyncBufferedInput::with_capacity(64 << 10, fetch);
+    let mut at = 0;
+    let mut buf = vec![0u8; 10_000];
+    while at < data.len() {
+        let n = buf.len().min(data.len() - at);
+        input.read_bytes(&mut buf[..n]).await.unwrap();
+        assert!(buf[..n] == data[at..at + n], "bytes {at}..{}", at + n);
+        at += n;
+    }
     assert_eq!(source.streams_opened(), 1);
-    // Two claimed in order but run in the other: the later one finds the stream behind
-    // its start (as if the earlier had been dropped) and opens one where it starts; the
-    // earlier finds that one past its start and goes ranged, leaving it to the next read.
-    let first = source.read_at(3100, 100);
-    let second = source.read_at(3200, 100);
-    assert_eq!(&second.await.unwrap()[..], &data[3200..3300]);
-    assert_eq!(&first.await.unwrap()[..], &data[3100..3200]);
-    assert_eq!(source.streams_opened(), 2);
-    assert_reads(&source, &data, 3300, 100).await;
-    assert_eq!(source.streams_opened(), 2);
 }
 
 #[tokio::test]
-async fn a_read_that_never_ran_or_was_dropped_leaves_no_wrong_bytes() {
-    let (data, source) = streaming_at_200().await;
-    // Claimed the stream at 200, dropped before it ran: the next read finds the stream
-    // behind its start and opens a new one where it starts.
-    drop(source.read_at(200, 100));
-    assert_reads(&source, &data, 300, 100).await;
-    assert_eq!(source.streams_opened(), 2);
-    // The dropped read, asked again: ranged (it continues nothing), the right bytes.
-    assert_reads(&source, &data, 200, 100).await;
-    // Dropped while it reads (polled once: it has taken the stream): the stream goes with it.
-    let mut reading = Box::pin(source.read_at(400, 100));
-    let _ = futures_poll_once(reading.as_mut()).await;
-    drop(reading);
-    assert_reads(&source, &data, 400, 300).await;
-}
-
-/// Polls `future` once: its output if it was ready.
-async fn futures_poll_once<F: Future + Unpin>(mut future: F) -> Option<F::Output> {
-    std::future::poll_fn(|cx| {
-        std::task::Poll::Ready(match std::pin::Pin::new(&mut future).poll(cx) {
-            std::task::Poll::Ready(out) => Some(out),
-            std::task::Poll::Pending => None,
-        })
-    })
-    .await
-}
-
-#[tokio::test]
-async fn a_stream_that_ends_early_is_the_ranged_reads_unexpected_eof() {
-    // Continues: from a stream of 3..10, which ends at 6; then ranged, which fails.
+async fn a_stream_that_ends_before_the_length_ends_early_and_reads_there_fail() {
+    // Six bytes behind a hint of 10: the stream ends at 6, and a ranged read past it fails.
     let source = read_past_a_wrong_hint(3, 3, 7).await;
-    assert_eq!(source.streams_opened(), 1);
+    assert_eq!(streamed(&source, 2).await.unwrap(), b"cdef");
 }
 
 #[tokio::test]

@@ -1,0 +1,164 @@
+//! Long sequential runs served from one stream (`PositionalSource::read_stream`), and the
+//! choice between the stream and ranged read-ahead by the rates each moves.
+
+use std::io::SeekFrom;
+use std::sync::Arc;
+use std::time::Duration;
+
+use abi_testkit::{pattern, pattern_vec, Delay, Scripted};
+use async_buffered_input::{AsyncBufferedInput, MemoryBudget, PositionalFetch, ReadAhead};
+use tokio::io::AsyncSeekExt;
+
+const K: usize = 1 << 10;
+const M: usize = 1 << 20;
+
+fn input(source: &Arc<Scripted>) -> AsyncBufferedInput<PositionalFetch<Scripted>> {
+    let fetch = PositionalFetch::from_arc(Arc::clone(source)).with_read_ahead(ReadAhead::default());
+    AsyncBufferedInput::with_capacity(64 * K, fetch)
+}
+
+/// Reads `[at, at + len)` in reads of `step` bytes and checks every byte.
+async fn read_checked(
+    input: &mut AsyncBufferedInput<PositionalFetch<Scripted>>,
+    at: u64,
+    len: usize,
+    step: usize,
+) {
+    input.seek(SeekFrom::Start(at)).await.unwrap();
+    let mut buf = vec![0u8; step];
+    let mut pos = at as usize;
+    while pos < at as usize + len {
+        let n = step.min(at as usize + len - pos);
+        input.read_bytes(&mut buf[..n]).await.unwrap();
+        let right = (0..n).all(|i| buf[i] == pattern((pos + i) as u64));
+        assert!(right, "bytes at {pos}..{}", pos + n);
+        pos += n;
+    }
+}
+
+/// Bytes the source was asked for by ranged requests.
+fn ranged_bytes(source: &Scripted) -> usize {
+    source.log().iter().map(|&(_, n)| n).sum()
+}
+
+#[tokio::test]
+async fn a_long_sequential_read_is_one_stream_after_a_few_ranged_chunks() {
+    let source = Arc::new(Scripted::new(pattern_vec(16 * M)).streaming(64 * K, Delay::Ready));
+    let mut input = input(&source);
+    read_checked(&mut input, 0, 16 * M, 4 * K).await;
+    assert_eq!(source.streams_opened(), 1);
+    let ranged = ranged_bytes(&source);
+    assert!(
+        (256 * K..=M).contains(&ranged),
+        "{ranged} bytes ranged before the stream: {:?}",
+        source.log()
+    );
+}
+
+#[tokio::test]
+async fn lookups_open_no_stream() {
+    let source = Arc::new(Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Delay::Ready));
+    let mut input = input(&source);
+    let mut at = 12_345u64;
+    for _ in 0..300 {
+        read_checked(&mut input, at, 300, 100).await;
+        at = (at * 7 + 1_000_003) % (8 * M as u64 - 300);
+    }
+    assert_eq!(source.streams_opened(), 0);
+}
+
+#[tokio::test]
+async fn a_stream_that_fails_leaves_the_run_to_ranged_reads_and_loses_nothing() {
+    let source = Arc::new(
+        Scripted::new(pattern_vec(8 * M))
+            .streaming(64 * K, Delay::Ready)
+            .stream_fails_after(M as u64),
+    );
+    let mut input = input(&source);
+    read_checked(&mut input, 0, 8 * M, 10 * K).await;
+    assert_eq!(source.streams_opened(), 1, "the run opens no second stream");
+    assert!(ranged_bytes(&source) >= 6 * M, "the rest was ranged");
+    // A new run may stream again.
+    read_checked(&mut input, 0, 2 * M, 10 * K).await;
+    assert_eq!(source.streams_opened(), 2);
+}
+
+#[tokio::test]
+async fn a_read_elsewhere_ends_the_stream_and_a_new_run_opens_another() {
+    let source = Arc::new(Scripted::new(pattern_vec(16 * M)).streaming(64 * K, Delay::Ready));
+    let mut input = input(&source);
+    read_checked(&mut input, 0, 4 * M, 8 * K).await;
+    read_checked(&mut input, 9 * M as u64, 4 * M, 8 * K).await;
+    read_checked(&mut input, 100, 2 * M, 8 * K).await;
+    assert_eq!(source.streams_opened(), 3);
+}
+
+#[tokio::test]
+async fn without_budget_for_a_chunk_it_does_not_stream() {
+    let source = Arc::new(Scripted::new(pattern_vec(4 * M)).streaming(64 * K, Delay::Ready));
+    let budget = MemoryBudget::new(16 * K);
+    let fetch = PositionalFetch::from_arc(Arc::clone(&source))
+        .with_read_ahead(ReadAhead::default())
+        .with_budget(budget.clone());
+    let mut input = AsyncBufferedInput::with_capacity(64 * K, fetch);
+    read_checked(&mut input, 0, 4 * M, 8 * K).await;
+    assert_eq!(source.streams_opened(), 0);
+    assert_eq!(ranged_bytes(&source), 4 * M);
+}
+
+#[tokio::test]
+async fn a_stream_holds_at_most_a_chunk_of_the_budget() {
+    let source = Arc::new(Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Delay::Ready));
+    let budget = MemoryBudget::new(64 * M);
+    let fetch = PositionalFetch::from_arc(Arc::clone(&source))
+        .with_read_ahead(ReadAhead::default())
+        .with_budget(budget.clone());
+    let mut input = AsyncBufferedInput::with_capacity(64 * K, fetch);
+    let mut buf = vec![0u8; 4 * K];
+    for _ in 0..(4 * M / buf.len()) {
+        input.read_bytes(&mut buf).await.unwrap();
+    }
+    assert_eq!(source.streams_opened(), 1);
+    assert!(budget.used() <= 256 * K, "{} bytes reserved", budget.used());
+}
+
+/// A link where each connection is slow but many are not: the stream moves 64 KiB per 10 ms,
+/// while a ranged request of any size takes 10 ms.
+#[tokio::test(start_paused = true)]
+async fn ranges_take_over_where_they_move_bytes_faster_than_the_stream() {
+    let source = Arc::new(
+        Scripted::new(pattern_vec(48 * M))
+            .delay(Duration::from_millis(10))
+            .streaming(64 * K, Duration::from_millis(10)),
+    );
+    let mut input = input(&source);
+    read_checked(&mut input, 0, 48 * M, 256 * K).await;
+    assert_eq!(source.streams_opened(), 1);
+    let ranged = ranged_bytes(&source);
+    assert!(ranged >= 36 * M, "only {} MiB ranged", ranged / M);
+    // The choice holds for the next run: no stream is tried again.
+    read_checked(&mut input, 0, 16 * M, 64 * K).await;
+    assert_eq!(source.streams_opened(), 1);
+}
+
+/// A link where the one stream is fast and ranged requests are slow: ranges are tried once,
+/// measured slower, and the stream comes back.
+#[tokio::test(start_paused = true)]
+async fn the_stream_comes_back_where_ranges_are_no_faster() {
+    let source = Arc::new(
+        Scripted::new(pattern_vec(48 * M))
+            .delay(Duration::from_millis(1000))
+            .streaming(M, Duration::from_millis(10)),
+    );
+    let mut input = input(&source);
+    read_checked(&mut input, 0, 48 * M, 256 * K).await;
+    assert_eq!(
+        source.streams_opened(),
+        2,
+        "opened, left for ranges, opened again"
+    );
+    // Ranges for the trial (2 + 8 MiB), and the chunks in flight when it ended (at most
+    // 4 MiB x 4), which are read before the stream opens again.
+    let ranged = ranged_bytes(&source);
+    assert!(ranged <= 28 * M, "{} MiB ranged", ranged / M);
+}
