@@ -132,8 +132,8 @@ mod tests {
         }
         // A new run pushes out the least recently continued: run 0.
         assert_eq!(runs.note(99 << 32, 10), 0);
-        assert_eq!(runs.note(20, 10), 0, "run 0 was forgotten");
-        assert_eq!(runs.note((1 << 32) + 20, 10), 20, "run 1 was not");
+        assert_eq!(runs.before(20), 0, "run 0 was forgotten");
+        assert_eq!(runs.before((1 << 32) + 20), 20, "run 1 was not");
     }
 
     #[test]

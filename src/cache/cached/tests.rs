@@ -68,3 +68,52 @@ async fn evicted_blocks_give_their_budget_back() {
     }
     assert_eq!(cache.stats().unbudgeted, 0);
 }
+
+/// Scan reads (each continuing the last) with blocks cached here and there: the bytes are the
+/// source's, up to its end (a short last block, and an end the cache does not know yet), and
+/// only the first read's blocks are admitted.
+#[tokio::test]
+async fn scan_reads_around_cached_blocks() {
+    let bytes = data(1000); // blocks of 64: the last one 40 bytes
+    for cached_blocks in [
+        &[][..],
+        &[0, 1, 3, 4, 9, 15][..],
+        &[2, 5, 6, 7, 8, 10, 11, 12, 13, 14][..],
+    ] {
+        for step in [1usize, 63, 64, 65, 150, 999, 5000] {
+            let cache = BlockCache::with_block_size(1 << 20, 64);
+            let source = Cached::new(MemorySource::new(bytes.clone()), cache.clone());
+            for &b in cached_blocks {
+                source.read_at(b * 64 + 1, 1).await.unwrap(); // a lookup: block `b`
+            }
+            // Those and the blocks of the first read (a lookup's, not yet a run) are held.
+            let first_read = 0..=(step.min(bytes.len()) as u64 - 1) / 64;
+            let held = first_read.filter(|b| !cached_blocks.contains(b)).count() as u64
+                + cached_blocks.len() as u64;
+            let mut at = 0u64;
+            loop {
+                let got = source.read_at(at, step).await.unwrap();
+                let start = (at as usize).min(bytes.len());
+                let end = (start + step).min(bytes.len());
+                assert_eq!(
+                    &got[..],
+                    &bytes[start..end],
+                    "{cached_blocks:?}, step {step}, at {at}"
+                );
+                if got.is_empty() {
+                    break;
+                }
+                at += got.len() as u64;
+            }
+            assert_eq!(at, 1000);
+            let stats = cache.stats();
+            assert_eq!(
+                stats.blocks, held,
+                "{cached_blocks:?}, step {step}: {stats:?}"
+            );
+            if step < 64 {
+                assert!(stats.scan_reads > 0);
+            }
+        }
+    }
+}
