@@ -27,8 +27,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     ///   hint, and reports an error only if that fails too.
     ///
     /// A [`StreamFetch`](crate::StreamFetch) ignores it (a stream has one cursor). Over a
-    /// `Cached` source (feature `cache`), the request loads the
-    /// range's blocks into the cache too, for every input over it.
+    /// `Cached` source (feature `cache`), the request loads the range's blocks into the cache
+    /// too, for every input over it.
     ///
     /// # Examples
     ///
