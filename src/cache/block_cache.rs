@@ -25,8 +25,10 @@ use crate::memory_budget::MemoryBudget;
 /// (a block is evicted in the insert that needs its room). Which blocks stay is decided by a
 /// CLOCK-PRO-like policy with ghost entries: once the cache is full, a new block enters a small
 /// cold part (3% of the capacity) and moves to the hot part only if it is read again while
-/// there, or if it was evicted not long ago; so a scan does not flush the cache. A hit takes a shard's read lock and sets a flag; no hit pays for another's
-/// bookkeeping. Concurrent misses on one block are coalesced into one source request
+/// there, or if it was evicted not long ago; so blocks read once do not flush the cache. A
+/// sequential scan is not admitted at all: [`Cached`](crate::cache::Cached) reads it around
+/// the cache ([Scans](crate::cache::Cached#scans)). A hit takes a shard's read lock and sets a
+/// flag; no hit pays for another's bookkeeping. Concurrent misses on one block are coalesced into one source request
 /// (single-flight).
 ///
 /// # Memory
@@ -216,6 +218,7 @@ impl BlockCache {
             bytes: self.shared.blocks.weight(),
             blocks: self.shared.blocks.len() as u64,
             unbudgeted: c.unbudgeted.load(Ordering::Relaxed),
+            scan_reads: c.scan_reads.load(Ordering::Relaxed),
             ..BlockCacheStats::default()
         };
         #[cfg(feature = "disk-cache")]

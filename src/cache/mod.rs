@@ -2,7 +2,9 @@
 //! the wrapper that reads any positional source through it ([`Cached`]).
 //!
 //! - `block_cache.rs`: [`BlockCache`], the memory tier (quick_cache), its capacity and budget;
-//! - `cached.rs`: [`Cached`], block arithmetic, single-flight loads, `try_read_at`;
+//! - `cached/`: [`Cached`], block arithmetic, single-flight loads, `try_read_at`, and the
+//!   reads of a sequential scan, around the memory tier;
+//! - `sequential_runs.rs`: which reads continue a sequential run (a scan's);
 //! - `stats.rs`: [`BlockCacheStats`] and the counters behind it;
 //! - `disk/`: [`DiskTier`] (feature `disk-cache`), the local-disk tier under the memory;
 //! - `slot.rs`, `key.rs`, `load_error.rs`: what the memory tier holds, under which key, and
@@ -14,6 +16,7 @@ mod cached;
 mod disk;
 mod key;
 mod load_error;
+mod sequential_runs;
 mod slot;
 mod stats;
 

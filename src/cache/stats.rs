@@ -50,6 +50,10 @@ pub struct BlockCacheStats {
     /// the cache's [`MemoryBudget`](crate::MemoryBudget) had no room for them (see
     /// [`BlockCache::with_budget`](crate::cache::BlockCache::with_budget)).
     pub unbudgeted: u64,
+    /// Reads taken as part of a sequential scan (see [Scans](crate::cache::Cached#scans)):
+    /// served from the blocks memory held, the rest read around the memory tier and not kept.
+    /// The blocks they found count as `hits`; what they read around is not in `misses`.
+    pub scan_reads: u64,
     /// Blocks the memory tier did not hold that were read from the disk tier, with a valid
     /// checksum, instead of from the source.
     pub disk_hits: u64,
@@ -81,6 +85,7 @@ macro_rules! for_each_field {
             bytes,
             blocks,
             unbudgeted,
+            scan_reads,
             disk_hits,
             disk_writes,
             disk_corrupt,
@@ -144,6 +149,7 @@ pub(super) struct Counters {
     pub(super) coalesced: AtomicU64,
     pub(super) evictions: AtomicU64,
     pub(super) unbudgeted: AtomicU64,
+    pub(super) scan_reads: AtomicU64,
 }
 
 /// Adds one to `counter`.
@@ -163,7 +169,7 @@ mod tests {
             ($($field:ident),*) => {{ $( s.$field = f(k); k += 1; )* }};
         }
         for_each_field!(set);
-        assert_eq!(k, 14, "every field is numbered");
+        assert_eq!(k, 15, "every field is numbered");
         s
     }
 
@@ -201,11 +207,12 @@ mod tests {
     fn display_names_every_field_once() {
         let text = numbered(|k| 1000 + k).to_string();
         let pairs: Vec<&str> = text.split(", ").collect();
-        assert_eq!(pairs.len(), 14, "{text}");
+        assert_eq!(pairs.len(), 15, "{text}");
         assert_eq!(pairs[0], "hits 1000");
         assert_eq!(pairs[1], "misses 1001");
-        assert_eq!(pairs[7], "disk_hits 1007");
-        assert_eq!(pairs[13], "disk_blocks 1013");
+        assert_eq!(pairs[7], "scan_reads 1007");
+        assert_eq!(pairs[8], "disk_hits 1008");
+        assert_eq!(pairs[14], "disk_blocks 1014");
         for (k, pair) in pairs.iter().enumerate() {
             assert!(pair.ends_with(&format!(" {}", 1000 + k)), "{text}");
         }

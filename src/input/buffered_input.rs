@@ -100,12 +100,18 @@ use crate::stats::Stats;
 ///   never copies its prefix again;
 /// - after a [`read_ranges`](AsyncBufferedInput::read_ranges) that failed the same way: the answers that
 ///   came back, at most 16 MiB, until the next one completes or [`release`](Self::release);
+/// - over a [`PositionalFetch`](crate::PositionalFetch), the ranges
+///   [prefetched](Self::prefetch) and not read to their end yet, received or in flight: at
+///   most 16 of them and 8 MiB in all, each taking its bytes from the fetcher's
+///   [`MemoryBudget`](crate::MemoryBudget), if it has one (a hint it has no room for is
+///   ignored);
 /// - nothing at all (no window, no chunks, no kept bytes) after [`release`](Self::release),
 ///   which an input kept open but idle should call; the next read allocates and fetches again.
 ///
 /// In all, at most `capacity + memory_bound()` (with chunks under 4 KiB, `capacity + depth *
 /// 4 KiB`), plus the request a read waits for, plus 16 MiB kept for a retry of a read and
-/// 16 MiB for one of a `read_ranges`; and at most `memory_bound()` of a budget.
+/// 16 MiB for one of a `read_ranges`, plus 8 MiB of prefetched ranges; and at most
+/// `memory_bound()` of a budget, plus the prefetched ranges.
 ///
 /// # Examples
 ///

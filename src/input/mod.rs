@@ -3,6 +3,7 @@
 //! The input and its public API:
 //! - `buffered_input`: [`AsyncBufferedInput`], its position, seeks and accessors;
 //! - `reads`: the byte reads (`read_byte`, `read_bytes`, `read_bytes_owned`);
+//! - `prefetch`: the hint that a range will be read soon;
 //! - `decode`: Lucene's fixed-width integers, varints and strings, and [`WindowView`];
 //! - `checksum`: checksummed reading and passes over a range in large steps;
 //! - `stats_group`: counting an input's work with its clones' and slices';
@@ -26,6 +27,7 @@ mod engine;
 pub(crate) mod fetch;
 pub mod interop;
 mod positional_input;
+mod prefetch;
 mod reads;
 mod stats_group;
 mod stream_input;

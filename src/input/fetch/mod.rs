@@ -77,7 +77,13 @@ pub(crate) mod seam {
             0
         }
 
-        /// Gives back what the fetcher holds beyond what it needs to go on (read-ahead chunks).
+        /// Starts fetching `[at, at + len)` without waiting, for a fetch there soon: a hint,
+        /// never an error (a failed prefetch is forgotten, and the fetch asks again). Bounded
+        /// by the fetcher; the default ignores it.
+        fn prefetch(&mut self, _at: u64, _len: u64) {}
+
+        /// Gives back what the fetcher holds beyond what it needs to go on (read-ahead chunks,
+        /// prefetched ranges).
         fn release(&mut self) {}
 
         /// Seeks started on an underlying stream (0 for positional sources).

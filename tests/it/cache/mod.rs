@@ -2,3 +2,4 @@
 
 mod block_cache;
 mod disk_cache;
+mod scan;

@@ -11,6 +11,7 @@ mod interop;
 mod io_shape;
 mod memory;
 mod model;
+mod prefetch;
 mod progress;
 mod ranges;
 mod reliability;

@@ -150,6 +150,9 @@ pub struct PositionalFetch<S> {
     // measured (kept across runs).
     pub(super) stream: Option<OpenStream>,
     pub(super) pace: Pace,
+    // Ranges requested on a hint (`Seam::prefetch`), until a fetch reads them to their end:
+    // reads elsewhere and the read-ahead leave them be; `release` and dropping abort them.
+    pub(super) prefetches: super::prefetch::Prefetches,
 }
 
 impl<S: PositionalSource> PositionalFetch<S> {

@@ -16,7 +16,8 @@ use crate::source::PositionalSource;
 const MAX_PLAIN_REQUEST: usize = 16 << 20;
 
 impl<S: PositionalSource> Seam for PositionalFetch<S> {
-    /// Fetches at `at`: from held read-ahead bytes if there are some, otherwise from what the
+    /// Fetches at `at`: from a prefetched range that holds `at` (waiting for it), from held
+    /// read-ahead bytes if there are some, otherwise from what the
     /// source has at hand, otherwise from the request serving `at`, started if needed. Fewer
     /// bytes than `buf` has room for when a chunk or request ends first; none at the view's end.
     ///
@@ -91,8 +92,13 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
         }
     }
 
+    fn prefetch(&mut self, at: u64, len: u64) {
+        self.start_prefetch(at, len);
+    }
+
     fn release(&mut self) {
         self.release_held();
+        self.prefetches.clear();
         self.release_kept_ranges();
         self.source.release_buffers();
     }
@@ -107,6 +113,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        if ready!(self.poll_prefetched(cx, at, buf)) {
             return Poll::Ready(Ok(()));
         }
         self.want_end = at.saturating_add(buf.remaining() as u64);

@@ -9,11 +9,13 @@
 //! - `ranges`: vectored reads, near ranges coalesced into one request;
 //! - `stream`: long sequential runs served from one streaming request, and the choice
 //!   between it and ranged read-ahead by measured rates;
+//! - `prefetch`: ranges requested on a hint before they are read, kept apart from the chunks;
 //! - `request`: one request to the source, running as a task of its own (started in `queue`).
 
 mod at_hand;
 mod fetcher;
 mod fetching;
+mod prefetch;
 mod queue;
 mod ranges;
 mod request;

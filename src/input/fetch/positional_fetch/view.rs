@@ -49,6 +49,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             ranges_kept: Mutex::default(),
             stream: None,
             pace: Pace::default(),
+            prefetches: Default::default(),
         }
     }
 
