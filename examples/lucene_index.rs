@@ -5,6 +5,8 @@
 //! cargo run --example lucene_index -- DIR
 //! cargo run --features object-store --example lucene_index -- http://HOST:PORT/index/
 //! cargo run --features object-store --example lucene_index -- s3://BUCKET/index/
+//! cargo run --features cache --example lucene_index -- DIR|URL --cache 64MiB
+//! cargo run --example lucene_index -- DIR|URL --concurrency 16
 //! cargo run --release --example lucene_index -- DIR --bench 5 [--tasks 2]
 //! ```
 //!
@@ -20,6 +22,12 @@
 //! file once. `segments_N`, `.si` and `.cfe` files are parsed and verified in the same pass; a
 //! `.cfs` file is read once for its own CRC and its sub-files'. On corruption it prints one error
 //! naming the file (and the sub-file, as "slice NAME [a..b) of PATH") and exits with 1.
+//! The `.si` files, then the other files, are read `--concurrency N` at a time (default 8, the
+//! `Directory`'s; 1: one after another); the output and the error are the same whatever N.
+//!
+//! `--cache SIZE` (feature `cache`; `64MiB`, `100MB`, `1GiB`) reads every file through a
+//! `BlockCache` of that size (`Directory::with_cache`), as a search service would; the output
+//! is the same.
 //!
 //! With `--bench ROUNDS` it only verifies every file whole, `ROUNDS` times, the way Lucene's
 //! `CodecUtil.checksumEntireFile` does, and prints each round as
@@ -36,23 +44,31 @@ use async_buffered_input::lucene::codec;
 use async_buffered_input::lucene::Directory;
 use async_buffered_input::lucene::{verify_commit, SegmentInfos};
 
+const USAGE: &str =
+    "usage: lucene_index DIR|URL [--cache SIZE] [--concurrency N] [--bench ROUNDS [--tasks N]]";
+
+/// What the command line asks for.
+struct Args {
+    location: String,
+    /// `--cache`: the cache's size in bytes.
+    cache: Option<u64>,
+    /// `--concurrency`: files read at once.
+    concurrency: Option<usize>,
+    /// `--bench ROUNDS` and `--tasks N`.
+    bench: Option<(u32, u32)>,
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let number = |n: &String| n.parse::<u32>().ok();
-    let (location, bench_mode) = match &args[..] {
-        [dir] => (dir, None),
-        [dir, flag, n] if flag == "--bench" => (dir, number(n).map(|n| (n, 1))),
-        [dir, flag, n, tasks_flag, tasks] if flag == "--bench" && tasks_flag == "--tasks" => {
-            (dir, number(n).zip(number(tasks).filter(|&t| t > 0)))
+    let args = match parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}\n{USAGE}");
+            return ExitCode::from(2);
         }
-        _ => return usage(),
     };
-    if args.len() > 1 && bench_mode.is_none() {
-        return usage();
-    }
-    let result = match Directory::at(location) {
-        Ok(dir) => match bench_mode {
+    let result = match open(&args) {
+        Ok(dir) => match args.bench {
             Some((rounds, tasks)) => bench(dir, rounds, tasks).await,
             None => run(&dir).await,
         },
@@ -75,9 +91,84 @@ async fn main() -> ExitCode {
     }
 }
 
-fn usage() -> ExitCode {
-    eprintln!("usage: lucene_index DIR|URL [--bench ROUNDS [--tasks N]]");
-    ExitCode::from(2)
+/// Reads the command line: a location, then flags in any order, each at most once.
+fn parse(mut words: impl Iterator<Item = String>) -> Result<Args, String> {
+    let location = words
+        .next()
+        .filter(|w| !w.starts_with("--"))
+        .ok_or("no index given")?;
+    let mut args = Args {
+        location,
+        cache: None,
+        concurrency: None,
+        bench: None,
+    };
+    let (mut rounds, mut tasks) = (None, None);
+    let positive = |flag: &str, value: &str| match value.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "{flag} {value:?}: expected a whole number of at least 1"
+        )),
+    };
+    while let Some(flag) = words.next() {
+        let value = words
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value"))?;
+        let twice = match flag.as_str() {
+            "--cache" => args.cache.replace(cache_size(&value)?).is_some(),
+            "--concurrency" => {
+                let n = positive(&flag, &value)? as usize;
+                args.concurrency.replace(n).is_some()
+            }
+            "--bench" => rounds.replace(positive(&flag, &value)?).is_some(),
+            "--tasks" => tasks.replace(positive(&flag, &value)?).is_some(),
+            _ => return Err(format!("unknown flag {flag:?}")),
+        };
+        if twice {
+            return Err(format!("{flag} given twice"));
+        }
+    }
+    args.bench = match (rounds, tasks) {
+        (Some(rounds), tasks) => Some((rounds, tasks.unwrap_or(1))),
+        (None, Some(_)) => return Err("--tasks needs --bench".to_owned()),
+        (None, None) => None,
+    };
+    Ok(args)
+}
+
+/// `--cache`'s value: a size of at least 1 byte (`64MiB`: binary; `64MB`: decimal).
+fn cache_size(value: &str) -> Result<u64, String> {
+    match parse_size::parse_size(value) {
+        Ok(0) => Err(format!(
+            "--cache {value:?}: the cache needs at least 1 byte"
+        )),
+        Ok(bytes) => Ok(bytes),
+        Err(e) => Err(format!(
+            "--cache {value:?}: {e} (expected a size like 64MiB or 100MB)"
+        )),
+    }
+}
+
+/// The index's directory, with the cache and the concurrency asked for.
+fn open(args: &Args) -> io::Result<Directory> {
+    let mut dir = Directory::at(&args.location)?;
+    if let Some(files) = args.concurrency {
+        dir = dir.with_concurrency(files);
+    }
+    if let Some(bytes) = args.cache {
+        #[cfg(feature = "cache")]
+        {
+            dir = dir.with_cache(async_buffered_input::cache::BlockCache::new(bytes));
+        }
+        #[cfg(not(feature = "cache"))]
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("--cache {bytes}: this build has no block cache (cargo --features cache)"),
+            ));
+        }
+    }
+    Ok(dir)
 }
 
 /// Verifies every file of `dir` whole, `rounds` times, `tasks` files at a time, printing each

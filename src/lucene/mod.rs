@@ -27,6 +27,7 @@
 pub mod codec;
 mod compound_directory;
 mod directory;
+mod in_order;
 mod segment_info;
 mod segment_infos;
 mod verify;

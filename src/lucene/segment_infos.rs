@@ -3,6 +3,7 @@ use std::io;
 
 use super::SegmentInfo;
 use crate::lucene::codec::{self, ID_LENGTH};
+use crate::lucene::in_order::try_join_in_order;
 use crate::lucene::Directory;
 
 /// A commit of a Lucene index: what a `segments_N` file holds (Lucene's `SegmentInfos`), with
@@ -98,18 +99,20 @@ impl SegmentInfos {
         Self::read(dir, &file).await
     }
 
-    /// Reads and verifies the commit file `file` (`segments_N`) of `dir` in one pass, and each
-    /// of its segments' `.si`.
+    /// Reads and verifies the commit file `file` (`segments_N`) of `dir` in one pass, then each
+    /// of its segments' `.si`, up to [`dir.concurrency()`](Directory::concurrency) at once.
     ///
     /// # Errors
     ///
     /// The directory's error naming the file if one cannot be opened or read; `InvalidData`
     /// with a [`CorruptError`](crate::CorruptError) naming the file and the position for a
-    /// wrong header, generation, field or checksum.
+    /// wrong header, generation, field or checksum. The commit file's own errors come first,
+    /// then those of the `.si` files in the commit's order.
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: nothing is kept but the inputs, which are dropped.
+    /// Cancel safe: nothing is kept but the inputs, which are dropped (a `.si` being read is
+    /// abandoned).
     pub async fn read(dir: &Directory, file: &str) -> io::Result<Self> {
         let generation = Self::generation_of(file).ok_or_else(|| {
             io::Error::new(
@@ -166,8 +169,9 @@ impl SegmentInfos {
                 input.read_vint().await?,
             );
         }
-        let mut segments = Vec::new();
-        let mut bytes_read = 0;
+        // The commit's entries first, and its footer: the `.si` files it names are read
+        // only once the commit is known to be whole, all at once.
+        let mut entries = Vec::new();
         for _ in 0..count {
             let name = input.read_string().await?;
             let mut id = [0u8; ID_LENGTH];
@@ -206,7 +210,41 @@ impl SegmentInfos {
             if del_gen != -1 {
                 files.insert(format!("{name}_{}.liv", radix36(del_gen as u64)));
             }
-            let info = SegmentInfo::read(dir, &name, &id).await?;
+            entries.push(Entry {
+                name,
+                id,
+                codec,
+                del_gen,
+                deleted_at,
+                deleted,
+                soft_deleted,
+                field_infos_gen,
+                doc_values_gen,
+                files,
+            });
+        }
+        let user_data = codec::read_map_of_strings(&mut input).await?;
+        codec::check_footer(&mut input).await?;
+
+        let infos = entries.iter().map(|entry| {
+            let (dir, name, id) = (dir.clone(), entry.name.clone(), entry.id);
+            async move { SegmentInfo::read(&dir, &name, &id).await }
+        });
+        let infos = try_join_in_order(dir.concurrency(), infos).await?;
+        let mut segments = Vec::with_capacity(entries.len());
+        let mut bytes_read = 0;
+        for (entry, info) in entries.into_iter().zip(infos) {
+            let Entry {
+                codec,
+                del_gen,
+                deleted_at,
+                deleted,
+                soft_deleted,
+                field_infos_gen,
+                doc_values_gen,
+                mut files,
+                ..
+            } = entry;
             bytes_read += info.bytes_read;
             if deleted < 0
                 || soft_deleted < 0
@@ -230,8 +268,6 @@ impl SegmentInfos {
                 files,
             });
         }
-        let user_data = codec::read_map_of_strings(&mut input).await?;
-        codec::check_footer(&mut input).await?;
         Ok(Self {
             file: file.to_owned(),
             generation,
@@ -256,6 +292,22 @@ impl SegmentInfos {
         files.insert(self.file.clone());
         files
     }
+}
+
+/// A segment as the commit file names it, before its `.si` is read.
+struct Entry {
+    name: String,
+    id: [u8; ID_LENGTH],
+    codec: String,
+    del_gen: i64,
+    // Where the deletion count is, for the error if the `.si` says it is too many.
+    deleted_at: u64,
+    deleted: i32,
+    soft_deleted: i32,
+    field_infos_gen: i64,
+    doc_values_gen: i64,
+    // The commit's files of the segment (the `.si`'s are added to them).
+    files: BTreeSet<String>,
 }
 
 /// `n` in base 36, as Java's `Long.toString(n, Character.MAX_RADIX)` writes generations.

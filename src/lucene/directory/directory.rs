@@ -31,6 +31,18 @@ type SourceLayer = dyn Fn(DynSource) -> DynSource + Send + Sync;
 /// the input knows its length at once. Files are taken to be written once, as Lucene's are: a
 /// file rewritten under the same name after it was listed keeps its old length here.
 ///
+/// # Concurrency
+///
+/// What reads a whole index ([`verify_commit`](crate::lucene::verify_commit), the `.si` files of
+/// [`SegmentInfos::read`](crate::lucene::SegmentInfos::read)) reads up to
+/// [`concurrency`](Self::concurrency) files at once (default 8): on a remote store each file
+/// costs at least a request's latency, and most of an index's files are small. The results,
+/// and the error if any, are those of reading the files one after another. Memory: at most that
+/// many inputs at once, each within its window and read-ahead (see `AsyncBufferedInput`'s
+/// memory bound). The requests themselves still count against any
+/// [`RequestLimiter`](crate::layer::RequestLimiter) given as a [source
+/// layer](Self::with_source_layer).
+///
 /// # Errors
 ///
 /// Every error names the file and the directory; a missing file is
@@ -66,9 +78,14 @@ pub struct Directory {
     #[cfg(feature = "cache")]
     cache: Option<BlockCache>,
     layer: Option<Arc<SourceLayer>>,
+    // Files read at once by whole-index reads; at least 1.
+    concurrency: usize,
 }
 
 impl Directory {
+    /// Files read at once by whole-index reads, unless [set](Self::with_concurrency).
+    const DEFAULT_CONCURRENCY: usize = 8;
+
     /// The local folder `path`. No I/O: a folder that does not exist fails at the first
     /// [`list`](Self::list) or [`open`](Self::open).
     pub fn local(path: impl Into<PathBuf>) -> Self {
@@ -151,6 +168,7 @@ impl Directory {
             #[cfg(feature = "cache")]
             cache: None,
             layer: None,
+            concurrency: Self::DEFAULT_CONCURRENCY,
         }
     }
 
@@ -196,6 +214,28 @@ impl Directory {
     ) -> Self {
         self.layer = Some(Arc::new(layer));
         self
+    }
+
+    /// Sets how many files whole-index reads (verifying a commit, reading its `.si` files) read
+    /// at once (default 8; 1: one after another). See [Concurrency](Self#concurrency).
+    ///
+    /// # Panics
+    ///
+    /// If `files` is 0 (nothing could ever be read).
+    #[must_use]
+    pub fn with_concurrency(mut self, files: usize) -> Self {
+        assert!(
+            files > 0,
+            "a Directory's concurrency must be at least 1 file"
+        );
+        self.concurrency = files;
+        self
+    }
+
+    /// How many files whole-index reads read at once (see
+    /// [`with_concurrency`](Self::with_concurrency)).
+    pub fn concurrency(&self) -> usize {
+        self.concurrency
     }
 
     /// The folder, as messages name it: a path or a URL ending in `/`.
@@ -333,6 +373,7 @@ impl fmt::Debug for Directory {
             .field("read_ahead", &self.read_ahead)
             .field("budget", &self.budget)
             .field("layer", &self.layer.is_some())
+            .field("concurrency", &self.concurrency)
             .finish_non_exhaustive()
     }
 }

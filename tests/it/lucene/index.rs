@@ -27,6 +27,7 @@ fn example() -> &'static Path {
         ExampleBuild::new(env!("CARGO_MANIFEST_DIR"), "lucene_index")
             .package("async-buffered-input")
             .features(cfg!(feature = "object-store").then_some("object-store"))
+            .features(cfg!(feature = "cache").then_some("cache"))
             // Built by `cargo test --all-features` (as CI does): build the same way, so that
             // nothing is compiled again.
             .all_features(cfg!(all(
@@ -54,8 +55,14 @@ fn index_dir() -> PathBuf {
 
 /// Runs the example on `location`: a folder or a URL.
 fn run(location: impl AsRef<OsStr>) -> Output {
+    run_with(location, &[])
+}
+
+/// Runs the example on `location` with `flags` after it.
+fn run_with(location: impl AsRef<OsStr>, flags: &[&str]) -> Output {
     Command::new(example())
         .arg(location)
+        .args(flags)
         .output()
         .expect("the example runs")
 }
@@ -181,6 +188,49 @@ fn prints_the_commit_lucene_wrote_and_verifies_every_file() {
         "{last}"
     );
     assert!(last.contains(" sub-files"), "{last}");
+}
+
+/// Reading one file at a time or many, through a cache or not: the same output.
+#[test]
+fn prints_the_same_whatever_the_concurrency_and_the_cache() {
+    let plain = stdout_of_success(&run(index_dir()));
+    let mut flag_sets = vec![vec!["--concurrency", "1"], vec!["--concurrency", "64"]];
+    if cfg!(feature = "cache") {
+        // Half the index (the committed one is about 60 KiB).
+        flag_sets.push(vec!["--cache", "32KiB"]);
+        flag_sets.push(vec!["--concurrency", "3", "--cache", "64MB"]);
+    }
+    for flags in flag_sets {
+        let out = stdout_of_success(&run_with(index_dir(), &flags));
+        assert_eq!(out, plain, "{flags:?}");
+    }
+}
+
+#[test]
+fn bad_flags_are_refused_with_what_is_wrong_and_the_usage() {
+    for (flags, says) in [
+        (&["--cache", "lots"][..], "--cache \"lots\""),
+        (&["--cache", "0"], "at least 1 byte"),
+        (&["--cache", "12XB"], "--cache \"12XB\""),
+        (&["--concurrency", "0"], "--concurrency \"0\""),
+        (&["--concurrency"], "--concurrency needs a value"),
+        (&["--tasks", "2"], "--tasks needs --bench"),
+        (
+            &["--cache", "1MiB", "--cache", "2MiB"],
+            "--cache given twice",
+        ),
+        (&["--fast", "1"], "unknown flag \"--fast\""),
+    ] {
+        let out = run_with(index_dir(), flags);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(says), "{flags:?}: {stderr}");
+        assert!(
+            stderr.contains("usage: lucene_index"),
+            "{flags:?}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{flags:?}");
+    }
 }
 
 /// Runs the example on a corrupted copy: it must fail with one error line naming `names`.
