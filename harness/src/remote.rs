@@ -144,6 +144,13 @@ impl PositionalSource for Reporting {
         self.inner.len().await
     }
 
+    fn read_stream(
+        &self,
+        offset: u64,
+    ) -> Option<futures_util::stream::BoxStream<'static, io::Result<Bytes>>> {
+        self.inner.read_stream(offset)
+    }
+
     fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {
         self.inner.try_read_at(offset, buf)
     }

@@ -2,6 +2,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use async_buffered_input::source::PositionalSource;
 
@@ -20,6 +21,8 @@ use crate::Counting;
 /// - [`jumps`](Self::jumps): of those, the requests that did not start where the previous one
 ///   ended (the first is expected at 0): how far from sequential the reads are;
 /// - [`bytes`](Self::bytes): bytes the source returned;
+/// - [`streams`](Self::streams): `read_stream` streams opened (first polled), each also a
+///   request (not a jump), their bytes counted as they come;
 /// - [`length_requests`](Self::length_requests): `len` calls.
 ///
 /// # Examples
@@ -50,6 +53,8 @@ pub struct CountingPositional<S> {
     jumps: AtomicU64,
     bytes: AtomicU64,
     length_requests: AtomicU64,
+    /// Streams opened and their bytes (shared with the streams, which outlive a borrow).
+    streamed: Arc<[AtomicU64; 2]>,
     /// Where a request continuing the last one would start: the end of the last range asked
     /// for (0 before the first request).
     next: AtomicU64,
@@ -66,13 +71,20 @@ impl<S> CountingPositional<S> {
             jumps: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             length_requests: AtomicU64::new(0),
+            streamed: Arc::default(),
             next: AtomicU64::new(0),
         }
     }
 
-    /// `read_at` requests started, plus the `try_read_at` calls that read something.
+    /// `read_at` requests started and streams opened, plus the `try_read_at` calls that read
+    /// something.
     pub fn requests(&self) -> u64 {
-        self.requests.load(Ordering::SeqCst)
+        self.requests.load(Ordering::SeqCst) + self.streams()
+    }
+
+    /// Streams opened (`read_stream`, counted when first polled).
+    pub fn streams(&self) -> u64 {
+        self.streamed[0].load(Ordering::SeqCst)
     }
 
     /// The `try_read_at` calls that read something (reads of bytes at hand).
@@ -91,9 +103,9 @@ impl<S> CountingPositional<S> {
         self.jumps.load(Ordering::SeqCst)
     }
 
-    /// Bytes the source returned, by `read_at` and `try_read_at`.
+    /// Bytes the source returned, by `read_at`, `try_read_at` and streams.
     pub fn bytes(&self) -> u64 {
-        self.bytes.load(Ordering::SeqCst)
+        self.bytes.load(Ordering::SeqCst) + self.streamed[1].load(Ordering::SeqCst)
     }
 
     /// `len` calls.
@@ -153,6 +165,26 @@ impl<S: PositionalSource> PositionalSource for CountingPositional<S> {
     async fn len(&self) -> io::Result<u64> {
         self.length_requests.fetch_add(1, Ordering::SeqCst);
         self.inner.len().await
+    }
+
+    /// The inner source's stream, counted when first polled (its bytes as they come).
+    fn read_stream(
+        &self,
+        offset: u64,
+    ) -> Option<futures_core::stream::BoxStream<'static, io::Result<bytes::Bytes>>> {
+        use futures_util::StreamExt;
+        let stream = self.inner.read_stream(offset)?;
+        let (opened, counts) = (Arc::clone(&self.streamed), Arc::clone(&self.streamed));
+        let open = futures_util::stream::once(async move {
+            opened[0].fetch_add(1, Ordering::SeqCst);
+        })
+        .filter_map(|()| std::future::ready(None));
+        let counted = stream.inspect(move |piece| {
+            if let Ok(piece) = piece {
+                counts[1].fetch_add(piece.len() as u64, Ordering::SeqCst);
+            }
+        });
+        Some(open.chain(counted).boxed())
     }
 
     fn try_read_at(&self, offset: u64, buf: &mut [u8]) -> usize {

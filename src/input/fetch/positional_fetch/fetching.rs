@@ -174,6 +174,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             };
             let Poll::Ready(result) = front.poll(cx) else {
                 front.waited = true;
+                self.pace.waiting();
                 self.read_now_streak = 0; // the task yields anyway
                 return Poll::Pending;
             };

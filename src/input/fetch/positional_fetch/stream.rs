@@ -9,7 +9,7 @@
 //! that over as many bytes (after [`WARM_UP`] bytes in which its shape grows). Ranges stay if
 //! they moved bytes [`BETTER`] times as fast (a link that caps each connection, or one with a
 //! long round trip); otherwise the stream comes back. The fetcher keeps what it chose for its
-//! later runs: the link does not change between them.
+//! later runs, and measures again after [`CHOICE_HOLDS`] bytes.
 
 use std::io;
 use std::sync::{Mutex, PoisonError};
@@ -30,9 +30,11 @@ use crate::source::PositionalSource;
 pub(super) const STREAM_AFTER: u64 = 256 << 10;
 /// Over how many bytes a way of reading is measured before it is judged.
 const MEASURE: u64 = 8 << 20;
-/// How many bytes ranged read-ahead reads, when tried, before it is measured: its shape grows
-/// from its smallest while the consumer waits.
+/// How many bytes a way of reading moves before it is timed (see `Pace::served`).
 const WARM_UP: u64 = 2 << 20;
+/// After how many bytes read the chosen way a choice is measured again: a busy moment of the
+/// machine or the link may have made it, and the link may have changed.
+const CHOICE_HOLDS: u64 = 256 << 20;
 /// How many times the stream's rate ranges must reach to take its place: more connections
 /// cost more requests, so a tie goes to the stream.
 const BETTER: f64 = 1.25;
@@ -60,11 +62,14 @@ pub(super) struct Pace {
     streams: Option<bool>,
     stream_failed: bool,
     way: Way,
-    // The way being measured now: since when, how many bytes, how long the consumer waited.
+    // The way being measured now: since when (once steady), how many bytes (before: while
+    // warming up), how long the consumer waited for it.
     since: Option<Instant>,
     bytes: u64,
     waited: Duration,
     waiting_since: Option<Instant>,
+    // Bytes read since the way was chosen (across runs).
+    chosen_for: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -73,8 +78,8 @@ enum Way {
     #[default]
     Stream,
     /// Ranged read-ahead, tried in place of a stream that moved `stream_rate` bytes a second.
-    TryingRanges { stream_rate: f64, warm: bool },
-    /// Chosen by measurement, for good.
+    TryingRanges { stream_rate: f64 },
+    /// Chosen by measurement, until [`CHOICE_HOLDS`] bytes were read that way.
     Chosen { stream: bool },
 }
 
@@ -96,6 +101,11 @@ impl Pace {
         stream && self.streams != Some(false) && !self.stream_failed && self.run >= STREAM_AFTER
     }
 
+    /// Whether the stream's rate is being measured (not chosen yet).
+    fn measuring_stream(&self) -> bool {
+        self.way == Way::Stream
+    }
+
     fn restart_meter(&mut self) {
         self.since = None;
         self.bytes = 0;
@@ -105,50 +115,74 @@ impl Pace {
 
     /// `n` bytes were handed out in the run, from the stream or not. Returns whether the
     /// stream, if open, is to end (ranges are to be tried).
+    ///
+    /// A way of reading is timed in its steady state: from the first time the consumer waits
+    /// for it after [`WARM_UP`] bytes (the first bytes of a stream come after a request's
+    /// latency; ranges grow their shape, and chunks already received would count as if they
+    /// came at once), over [`MEASURE`] bytes.
     pub(super) fn served(&mut self, n: usize, from_stream: bool) -> bool {
         self.run = self.run.saturating_add(n as u64);
+        let waited = self.waiting_since.take();
+        let measured = match self.way {
+            Way::Stream => from_stream,
+            Way::TryingRanges { .. } => !from_stream,
+            Way::Chosen { .. } => {
+                self.chosen_for = self.chosen_for.saturating_add(n as u64);
+                if self.chosen_for >= CHOICE_HOLDS {
+                    self.way = Way::Stream; // measured again from the next stream
+                    self.restart_meter();
+                }
+                false
+            }
+        };
+        if !measured {
+            return false;
+        }
         let now = Instant::now();
-        let since = *self.since.get_or_insert(now);
         self.bytes = self.bytes.saturating_add(n as u64);
-        if let Some(waiting) = self.waiting_since.take() {
-            self.waited += now - waiting;
+        let Some(since) = self.since else {
+            if self.bytes >= WARM_UP && waited.is_some() {
+                // Steady: timed from here on.
+                self.since = Some(now);
+                self.bytes = 0;
+                self.waited = Duration::ZERO;
+            }
+            return false;
+        };
+        if let Some(waited) = waited {
+            self.waited += now - waited;
+        }
+        if self.bytes < MEASURE {
+            return false;
         }
         let elapsed = now - since;
         let rate = self.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
         match self.way {
-            Way::Stream if from_stream && self.bytes >= MEASURE => {
-                if self.waited * 2 > elapsed {
-                    tracing::debug!(rate, "the stream keeps the consumer waiting: trying ranges");
-                    self.way = Way::TryingRanges {
-                        stream_rate: rate,
-                        warm: false,
-                    };
-                    self.restart_meter();
-                    return true;
-                }
-                self.restart_meter(); // the consumer sets the pace: measure on
+            Way::Stream if self.waited * 2 > elapsed => {
+                tracing::debug!(rate, "the stream keeps the consumer waiting: trying ranges");
+                self.way = Way::TryingRanges { stream_rate: rate };
+                self.restart_meter();
+                true
             }
-            Way::TryingRanges { stream_rate, warm } if !from_stream => {
-                if !warm && self.bytes >= WARM_UP {
-                    self.way = Way::TryingRanges {
-                        stream_rate,
-                        warm: true,
-                    };
-                    self.restart_meter();
-                } else if warm && self.bytes >= MEASURE {
-                    let stream = rate < stream_rate * BETTER;
-                    tracing::debug!(stream_rate, ranges_rate = rate, stream, "chosen");
-                    self.way = Way::Chosen { stream };
-                    self.restart_meter();
-                }
+            Way::TryingRanges { stream_rate } => {
+                let stream = rate < stream_rate * BETTER;
+                tracing::debug!(stream_rate, ranges_rate = rate, stream, "chosen");
+                self.way = Way::Chosen { stream };
+                self.chosen_for = 0;
+                self.restart_meter();
+                false
             }
-            _ => {}
+            _ => {
+                // The consumer sets the pace: measure again later.
+                self.since = None;
+                self.bytes = WARM_UP;
+                false
+            }
         }
-        false
     }
 
-    /// The consumer waits for the stream from now (if not already).
-    fn waiting(&mut self) {
+    /// The consumer waits for the way being measured from now (if not already).
+    pub(super) fn waiting(&mut self) {
         self.waiting_since.get_or_insert_with(Instant::now);
     }
 }
@@ -173,6 +207,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
             return false;
         };
         tracing::trace!(at, "stream opened");
+        if self.pace.measuring_stream() {
+            self.pace.restart_meter(); // the stream's rate, not the chunks' before it
+        }
         self.stream = Some(OpenStream {
             at,
             held: Bytes::new(),
