@@ -4,9 +4,10 @@
 # Mounts a fresh folder over sshfs on loopback (scripts/sshfs.sh: direct_io,no_readahead, so every
 # read() on the mount is one SFTP round trip, as on an uncached network filesystem), writes a file
 # through the mount and times it with the `throughput` example of the harness crate (harness/,
-# release build, with object-store as scripts/throughput-backends.sh builds it, so CI builds it
-# once). Prints the table, then asserts, from the JSON report (one row per row of the table: the
-# write and limit rows, then the cells), only the ordering, never absolute speed:
+# release build, with HARNESS_FEATURES: CI passes scripts/throughput-backends.sh's, so that it
+# builds the harness once). Prints the table, then asserts, from the JSON report (one row per
+# row of the table: the write and limit rows, then the cells), only the ordering, never
+# absolute speed:
 #   - at 100-byte requests AsyncBufferedInput reads at least MIN_RATIO times faster than the
 #     unbuffered source, with every window size timed;
 #   - it makes far fewer source reads (round trips) per byte than the unbuffered source;
@@ -21,7 +22,7 @@
 #
 # Env: MIN_RATIO (default 5), FILE_SIZE (default 8MiB), SLOW_BUDGET (time budget of each cell
 #      of the unbuffered reader and the byte loop, default 3s; the other readers must finish),
-#      JSON_OUT (keep the JSON report there). Takes ~10-20 s after the release build, even at
+#      JSON_OUT (keep the JSON report there), HARNESS_FEATURES (default object-store). Takes ~10-20 s after the release build, even at
 #      ~200 us per round trip: the unbuffered 100-byte cell is cut by its budget.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -33,7 +34,7 @@ SLOW_BUDGET=${SLOW_BUDGET:-3s}
 need cargo python3
 
 scripts/sshfs.sh install
-cargo build --release -p throughput-harness --features object-store --example throughput
+cargo build --release -p throughput-harness --features "${HARNESS_FEATURES:-object-store}" --example throughput
 bin=${CARGO_TARGET_DIR:-target}/release/examples/throughput
 [[ -x $bin ]] || die "$bin was not built"
 

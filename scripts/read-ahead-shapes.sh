@@ -40,7 +40,7 @@ need cargo curl python3 sshfs
 
 log "building the harness (release, object-store) and the fault proxy"
 cargo build --release -q -p throughput-harness --features object-store --example throughput
-cargo build --release -q -p fault-proxy
+cargo build --release -q -p abi-fault-proxy --bin fault-proxy
 bin=${CARGO_TARGET_DIR:-target}/release/examples/throughput
 proxy_bin=${CARGO_TARGET_DIR:-target}/release/fault-proxy
 [[ -x $bin && -x $proxy_bin ]] || die "$bin or $proxy_bin was not built"

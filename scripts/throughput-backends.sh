@@ -27,6 +27,15 @@
 # (harness feature `opendal`); the FTP mount (read-only, so without the write phase) and OpenDAL's
 # own Reader next to ours on ftp and webdav (100 B and 64 KiB requests) get a run each, checked
 # the same way (every row verified, the same checksum as the table's sources).
+# With CAPPED=1 (the default) "nginx behind a capped link" gets a run of its own: the fault proxy
+# (fault-proxy/, release build) in front of nginx caps each connection at CAPPED_RATE_MBPS (20
+# MB/s, 10^6 bytes/s) and holds each response CAPPED_LATENCY_MS (2 ms), as S3 does, and the
+# harness times the read-ahead, the unbuffered source and object_store's BufReader (64 KiB
+# requests, 1 MiB windows: object_store's default) next to the 1 MiB loop and the one-stream
+# limit rows, no hedging (the read-ahead's own connections only); checked like the others, and
+# within CAPPED_LIMIT seconds (default 60). It prints the read-ahead against one stream and
+# against object_store's BufReader.
+# A server or mount that does not come up fails the script, naming it.
 # Tears everything down on exit, whatever happened.
 #
 #   scripts/throughput-backends.sh [HARNESS ARGS...]    as root (installs what is missing: apt,
@@ -47,7 +56,11 @@
 #      end of the build to the table, 180 with OPENDAL=1; 0: no limit), TERMS_REQUESTS (default 2000 lookups per
 #      term-lookup cell, all 64 tasks together), TERMS_BUDGET (default 1s, the most a term-lookup
 #      cell may take), FTP_MOUNT_READ_AHEAD (default 128KiBx2: the FTP mount's read-ahead,
-#      see below); the extra arguments do not apply to the term-lookup run.
+#      see below); the extra arguments do not apply to the term-lookup run. CAPPED_RATE_MBPS
+#      (default 20), CAPPED_LATENCY_MS (default 2), CAPPED_SIZES (default 65536), CAPPED_REPEAT
+#      (default 5 passes a cell: one pass of 16 MiB takes 0.2-0.9 s there), CAPPED_BUDGET
+#      (default 10s a cell), CAPPED_LIMIT (default 60 s for the capped run; 0: no limit); the
+#      extra arguments do not apply to the capped run either.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib.sh
@@ -63,6 +76,15 @@ REPEAT=${REPEAT:-3}
 OPENDAL=${OPENDAL:-1}
 # NFS=0 leaves out the NFS row (nfs-ganesha through scripts/nfs-server.sh, read by NfsSource).
 NFS=${NFS:-1}
+# CAPPED=0 leaves out the run over nginx behind the capped link.
+CAPPED=${CAPPED:-1}
+CAPPED_RATE_MBPS=${CAPPED_RATE_MBPS:-20}
+CAPPED_LATENCY_MS=${CAPPED_LATENCY_MS:-2}
+CAPPED_SIZES=${CAPPED_SIZES:-65536}
+CAPPED_REPEAT=${CAPPED_REPEAT:-5}
+CAPPED_BUDGET=${CAPPED_BUDGET:-10s}
+CAPPED_LIMIT=${CAPPED_LIMIT:-60}
+[[ $CAPPED_LIMIT =~ ^[0-9]+$ ]] || die "CAPPED_LIMIT must be whole seconds, got '$CAPPED_LIMIT'"
 # Issue 14's 2 minutes are for the four-backend table; ftp and webdav make it six sources, and
 # nfs adds 30 s.
 TABLE_LIMIT=${TABLE_LIMIT:-$(( $( [[ $OPENDAL == 1 ]] && echo 180 || echo 120 ) + $( [[ $NFS == 1 ]] && echo 30 || echo 0 ) ))}
@@ -97,6 +119,11 @@ log "building the harness (release, $features)"
 env -u OUT_DIR cargo build --release -q -p throughput-harness --features "$features" --example throughput
 bin=${CARGO_TARGET_DIR:-target}/release/examples/throughput
 [[ -x $bin ]] || die "$bin was not built"
+if [[ $CAPPED == 1 ]]; then
+  env -u OUT_DIR cargo build --release -q -p abi-fault-proxy --bin fault-proxy
+  proxy_bin=${CARGO_TARGET_DIR:-target}/release/fault-proxy
+  [[ -x $proxy_bin ]] || die "$proxy_bin was not built"
+fi
 log "built after $(elapsed)s"
 # The table's clock (TABLE_LIMIT) starts here: standing the backends up is part of it.
 built=$(date +%s%N)
@@ -109,8 +136,10 @@ export HTTP_STATE=$work/http-state S3_STATE=$work/s3-state
 export FTP_STATE=$work/ftp-state WEBDAV_STATE=$work/webdav-state ABI_STATE_ROOT=$work
 export NFS_STATE=$work/nfs-state
 unset HTTP_PORT S3_PORT FTP_PORT WEBDAV_PORT
+proxy_pid=
 cleanup() {
   set +e
+  [[ -n $proxy_pid ]] && stop_pid "$proxy_pid"
   if [[ $OPENDAL == 1 ]]; then
     scripts/ftp-mount.sh down "$work/ftpmnt" 2>/dev/null
     scripts/ftp-server.sh down 2>/dev/null
@@ -126,12 +155,21 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# start WHAT VAR CMD... : run CMD (a server or mount script's `up`) and export the variables it
+# prints; fails, naming WHAT, if CMD fails or prints no VAR (never a stale VAR from the caller's
+# environment: CI exports the URLs of its own earlier servers).
+start() {
+  local what=$1 var=$2 env; shift 2
+  env=$("$@") || die "$what did not start ('$*' failed; its log is above)"
+  unset "$var"
+  set -a; eval "$env"; set +a
+  [[ -n ${!var:-} ]] || die "$what: '$*' printed no $var: $env"
+}
+
 log "starting sshd + sshfs, nginx, the S3 server on 127.0.0.1"
-set -a
-eval "$(scripts/sshfs.sh up "$work/export" "$work/mnt")"
-eval "$(scripts/http-server.sh up "$work/www")"
-eval "$(scripts/s3-server.sh up "$work/s3")"
-set +a
+start "the SSHFS mount" SSHFS_MNT scripts/sshfs.sh up "$work/export" "$work/mnt"
+start nginx HTTP_URL scripts/http-server.sh up "$work/www"
+start "the S3 server" S3_BUCKET scripts/s3-server.sh up "$work/s3"
 
 # The same file on each: the harness's own pattern (so the whole run verifies every byte
 # against it), written once by the harness (--readers none: the write phase and the limit row),
@@ -144,20 +182,27 @@ scripts/s3-server.sh upload "$work/www/$name" "$name"
 nfs_paths=()
 if [[ $NFS == 1 ]]; then
   # nfs-ganesha exports the folder nginx serves; NfsSource finds MOUNT through the portmapper.
-  nfs_env=$(scripts/nfs-server.sh up "$work/www") || die "the NFS server did not start"
-  set -a; eval "$nfs_env"; set +a
-  [[ -n ${NFS_URL:-} ]] || die "scripts/nfs-server.sh up printed no NFS_URL"
+  start "the NFS server" NFS_URL scripts/nfs-server.sh up "$work/www"
   nfs_paths=(--path "nfs=$NFS_URL/$name")
 fi
 # FTP and WebDAV serve the folder nginx serves; the FTP mount reads the FTP server.
 opendal_paths=()
 if [[ $OPENDAL == 1 ]]; then
-  set -a
-  eval "$(scripts/ftp-server.sh up "$work/www")"
-  eval "$(scripts/webdav-server.sh up "$work/www")"
-  eval "$(scripts/ftp-mount.sh up "$work/ftpmnt")"
-  set +a
+  start "the FTP server" FTP_URL scripts/ftp-server.sh up "$work/www"
+  start "the WebDAV server" WEBDAV_URL scripts/webdav-server.sh up "$work/www"
+  start "the FTP mount" FTP_MNT scripts/ftp-mount.sh up "$work/ftpmnt"
   opendal_paths=(--path "ftp=$FTP_URL/$name" --path "webdav=$WEBDAV_URL/$name")
+fi
+# The capped link: the fault proxy in front of nginx.
+if [[ $CAPPED == 1 ]]; then
+  "$proxy_bin" --upstream "${HTTP_URL#http://}" --latency-ms "$CAPPED_LATENCY_MS" \
+    --rate-mbps "$CAPPED_RATE_MBPS" >"$work/proxy.env" 2>"$work/proxy.log" &
+  proxy_pid=$!
+  wait_ready 10 "the fault proxy" "$proxy_pid" grep -q FAULT_PROXY_URL= "$work/proxy.env" \
+    || die "the fault proxy did not start: $(cat "$work/proxy.log")"
+  unset FAULT_PROXY_URL
+  eval "$(grep '^FAULT_PROXY_URL=' "$work/proxy.env")"
+  [[ -n ${FAULT_PROXY_URL:-} ]] || die "the fault proxy printed no FAULT_PROXY_URL"
 fi
 log "backends up after $(elapsed)s; timing local, sshfs, http, s3${opendal_paths:+, ftp and webdav}"
 
@@ -277,6 +322,70 @@ if failures:
     sys.exit("ftpmount/opendal: FAILED: " + "; ".join(failures))
 print("ftpmount/opendal: every row verified, the same bytes as the four-backend table")
 PY
+fi
+
+# nginx behind the capped link (the fault proxy: CAPPED_RATE_MBPS per connection, each its own,
+# CAPPED_LATENCY_MS per response), a run of its own (its readers, window and passes are not the
+# table's): the read-ahead, the unbuffered source and object_store's BufReader at its default
+# 1 MiB, next to the 1 MiB loop and one stream, which the cap holds to CAPPED_RATE_MBPS. No
+# hedging: only the read-ahead's own requests open connections.
+if [[ $CAPPED == 1 ]]; then
+  checksum=$(python3 -c 'import json, sys; print(next(r["checksum"] for r in json.load(open(sys.argv[1])) if r["row"] == "limit"))' "$out/report.json")
+  log "nginx behind a capped link: ${CAPPED_RATE_MBPS} MB/s per connection, ${CAPPED_LATENCY_MS} ms per response"
+  capped_started=$(date +%s%N)
+  "$bin" --path "capped=$FAULT_PROXY_URL/$name" \
+    --readers readahead,unbuffered,object-store-bufreader --sizes "$CAPPED_SIZES" --capacities 1MiB \
+    --hedge off --repeat "$CAPPED_REPEAT" --budget "$CAPPED_BUDGET" --slow-budget "$SLOW_BUDGET" \
+    --no-progress --json-out "$out/capped.json" | tee "$out/capped.txt"
+  capped_ns=$(( $(date +%s%N) - capped_started ))
+  stop_pid "$proxy_pid"; proxy_pid=
+  log "the fault proxy's counters: $(tail -n 1 "$work/proxy.log")"
+  python3 - "$checksum" "$out/capped.json" "$CAPPED_SIZES" "$CAPPED_RATE_MBPS" <<'PY'
+import json, sys
+
+checksum = int(sys.argv[1]) if sys.argv[1].isdigit() else sys.argv[1]
+rows = json.load(open(sys.argv[2]))
+sizes = [int(s) for s in sys.argv[3].split(",")]
+cap = float(sys.argv[4])
+failures = []
+names = list(dict.fromkeys(r["source_name"] for r in rows))
+if names != ["capped"]:
+    failures.append(f"sources {names}, expected capped")
+limits = {r["reader"]: r for r in rows if r["row"] == "limit"}
+for method in ["limit", "stream"]:
+    r = limits.get(method)
+    if r is None:
+        failures.append(f"no {method} row")
+    elif not r["complete"] or not (r["checksum"] == checksum if r.get("repetitions", 1) == 1
+                                   else r["holds_pattern"]):
+        failures.append(f"the {method} row is incomplete or read other bytes ({r['checksum']})")
+cells = {(r["reader"], r["read_size"]): r for r in rows if r["row"] == "read"}
+for size in sizes:
+    for reader in ["readahead", "unbuffered", "object-store-bufreader"]:
+        r = cells.get((reader, size))
+        if r is None:
+            failures.append(f"{size} B: no {reader} row")
+        elif r["verified"] is not True:
+            failures.append(f"{reader} {size} B: not verified: {r.get('mismatch') or r.get('error')}")
+stream = limits.get("stream")
+if stream and stream.get("mb_per_second"):
+    print(f"capped: one stream {stream['mb_per_second']:.1f} MB/s (the cap: {cap:g} MB/s a connection)")
+for size in sizes:
+    ours, theirs = cells.get(("readahead", size)), cells.get(("object-store-bufreader", size))
+    if ours and ours["bytes_per_second"] and stream and stream.get("mb_per_second"):
+        line = (f"capped: {size:5} B  read-ahead {ours['bytes_per_second'] / 1e6:7.1f} MB/s, "
+                f"{ours['bytes_per_second'] / 1e6 / stream['mb_per_second']:.2f}x one stream")
+        if theirs and theirs["bytes_per_second"]:
+            line += f", {ours['bytes_per_second'] / theirs['bytes_per_second']:.2f}x object_store's BufReader"
+        print(line)
+if failures:
+    sys.exit("capped: FAILED: " + "; ".join(failures))
+print("capped: every row verified, the same bytes as the table")
+PY
+  if (( CAPPED_LIMIT > 0 && capped_ns > CAPPED_LIMIT * 1000000000 )); then
+    die "TOO SLOW: the capped-link run took $(( capped_ns / 1000000000 )).$(( capped_ns / 100000000 % 10 ))s, over its ${CAPPED_LIMIT}s goal (CAPPED_LIMIT)"
+  fi
+  log "the capped link in $(elapsed "$capped_started")s"
 fi
 
 # The term-lookup workload over the local file and nginx: 64 concurrent tasks, each seeking

@@ -13,8 +13,13 @@
 //!
 //! Independently of faults, [`FaultProxy::set_delay`] holds back every response head by a fixed
 //! latency, and a seeded share of them (stragglers) by a further amount: a store whose requests
-//! usually take 2 ms and one in a hundred 200 ms more ([`Delay`]). The binary (`fault-proxy
-//! --help`) runs the proxy with a delay for the throughput harness.
+//! usually take 2 ms and one in a hundred 200 ms more ([`Delay`]).
+//! [`FaultProxy::set_rate_per_connection`] caps the bytes each client connection receives per
+//! second, each connection on its own (a token bucket per connection): a store such as S3,
+//! where one connection moves 20-100 MB/s and more connections move more.
+//! [`Stats::peak_bodies_in_flight`] then shows how many connections carried bytes at once. The
+//! binary (`fault-proxy --help`) runs the proxy with a delay and a cap for the throughput
+//! harness.
 //!
 //! [`FaultProxy::inject`] and [`FaultProxy::pass_through`] switch it at run time. The choice is
 //! made per response when its head arrives, so a response already under way keeps its fate:
@@ -23,15 +28,21 @@
 //! message ends the framing on its connection, and the rest of that connection is forwarded
 //! untouched. Client-to-server bytes always pass.
 
+mod rate;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{ReadHalf, WriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
+
+use rate::TokenBucket;
 
 /// What happens to a response once the fault's threshold is reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +159,11 @@ pub struct Stats {
     pub delayed: u64,
     /// Of those, stragglers (held back by `latency + straggler_extra`).
     pub stragglers: u64,
+    /// The most response bodies on their way to clients at once, over all connections: a body
+    /// counts from its response head to its last byte (or its connection's end); a chunked
+    /// body, which the proxy does not follow, does not count. A connection carries one response
+    /// at a time, so this is the most connections that carried bytes at once.
+    pub peak_bodies_in_flight: u64,
 }
 
 /// The proxy: dropping it closes the listener and every connection.
@@ -211,6 +227,26 @@ impl FaultProxy {
         *lock(&self.shared.delay) = None;
     }
 
+    /// Caps every client connection at `rate` bytes per second of what the proxy forwards to
+    /// it (response heads and bodies), each connection on its own token bucket; `None` lifts
+    /// the cap. Applies from the next bytes forwarded, on every connection.
+    ///
+    /// The bucket holds 4 ms of bytes at the rate, and bytes leave in pieces of 1 ms: `N`
+    /// bytes on one connection take at least `N / rate - 4 ms`, however they are asked for.
+    /// The [`Delay`] comes on top: a response's head waits its latency, then its bytes flow at
+    /// the rate.
+    pub fn set_rate_per_connection(&self, rate: Option<NonZeroU64>) {
+        self.shared
+            .rate
+            .store(rate.map_or(0, NonZeroU64::get), Ordering::Relaxed);
+    }
+
+    /// The cap set by [`set_rate_per_connection`](Self::set_rate_per_connection), in bytes per
+    /// second.
+    pub fn rate_per_connection(&self) -> Option<NonZeroU64> {
+        self.shared.rate()
+    }
+
     /// The counters so far.
     pub fn stats(&self) -> Stats {
         let log = lock(&self.shared.log);
@@ -221,6 +257,7 @@ impl FaultProxy {
             faulted: log.faulted.len() as u64,
             delayed: log.delayed,
             stragglers: log.stragglers,
+            peak_bodies_in_flight: log.peak_bodies_in_flight,
         }
     }
 
@@ -252,6 +289,8 @@ impl std::fmt::Display for FaultProxy {
 struct Shared {
     mode: Mutex<Option<Active>>,
     delay: Mutex<Option<DelayState>>,
+    /// Bytes per second per client connection; 0: no cap.
+    rate: AtomicU64,
     log: Mutex<Log>,
 }
 
@@ -294,6 +333,9 @@ struct Log {
     faulted: Vec<Faulted>,
     delayed: u64,
     stragglers: u64,
+    /// Response bodies on their way to clients now, and the most at once so far.
+    bodies_in_flight: u64,
+    peak_bodies_in_flight: u64,
 }
 
 /// A poisoned lock only means another connection task panicked; the data is still usable.
@@ -302,6 +344,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    fn rate(&self) -> Option<NonZeroU64> {
+        NonZeroU64::new(self.rate.load(Ordering::Relaxed))
+    }
+
+    /// A response body of this connection started (`true`) or ended (`false`).
+    fn body_in_flight(&self, started: bool) {
+        let mut log = lock(&self.log);
+        if started {
+            log.bodies_in_flight += 1;
+            log.peak_bodies_in_flight = log.peak_bodies_in_flight.max(log.bodies_in_flight);
+        } else {
+            debug_assert!(log.bodies_in_flight > 0, "a body ended that never started");
+            log.bodies_in_flight -= 1;
+        }
+    }
+
     /// The delay of the next final response head, if a delay is set.
     fn response_delay(&self) -> Option<Duration> {
         let (delay, straggler) = lock(&self.delay).as_mut()?.next();
@@ -458,6 +516,11 @@ async fn forward_responses(
 ) -> Ending {
     let mut buf = vec![0u8; 64 << 10];
     let mut framing = Framing::default();
+    let mut link = Link {
+        shared,
+        bucket: TokenBucket::new(),
+        in_body: false,
+    };
     loop {
         let n = match from.read(&mut buf).await {
             Ok(0) => {
@@ -470,10 +533,12 @@ async fn forward_responses(
         let mut data = &buf[..n];
         while !data.is_empty() {
             let step = framing.step_response(data, shared, pending);
+            link.in_body(framing.in_body());
             if let Some(delay) = step.delay {
                 tokio::time::sleep(delay).await;
             }
-            if send(&mut to, &data[..step.forward], step.pace)
+            if link
+                .send(&mut to, &data[..step.forward], step.pace)
                 .await
                 .is_err()
             {
@@ -494,22 +559,55 @@ async fn forward_responses(
     }
 }
 
-/// Writes `bytes`, `pace.0` at a time with `pace.1` between pieces if paced.
-async fn send(
-    to: &mut WriteHalf<'_>,
-    mut bytes: &[u8],
-    pace: Option<(usize, Duration)>,
-) -> std::io::Result<()> {
-    let Some((piece, every)) = pace else {
-        return to.write_all(bytes).await;
-    };
-    while !bytes.is_empty() {
-        let n = piece.max(1).min(bytes.len());
-        to.write_all(&bytes[..n]).await?;
-        bytes = &bytes[n..];
-        tokio::time::sleep(every).await;
+/// The server-to-client side of one connection: its rate cap, and whether a response body is
+/// on its way (counted in the proxy's bodies in flight until it ends, or the connection does).
+struct Link<'a> {
+    shared: &'a Shared,
+    bucket: TokenBucket,
+    in_body: bool,
+}
+
+impl Link<'_> {
+    /// Notes whether a response body is on its way now.
+    fn in_body(&mut self, now: bool) {
+        if now != self.in_body {
+            self.in_body = now;
+            self.shared.body_in_flight(now);
+        }
     }
-    Ok(())
+
+    /// Writes `bytes`, `pace.0` at a time with `pace.1` between pieces if paced, and no faster
+    /// than the proxy's rate per connection if one is set.
+    async fn send(
+        &mut self,
+        to: &mut WriteHalf<'_>,
+        mut bytes: &[u8],
+        pace: Option<(usize, Duration)>,
+    ) -> std::io::Result<()> {
+        let (piece, every) = pace.unwrap_or((usize::MAX, Duration::ZERO));
+        while !bytes.is_empty() {
+            let mut n = piece.max(1).min(bytes.len());
+            if let Some(rate) = self.shared.rate() {
+                // Read again for every piece: a cap set or lifted applies at once.
+                n = n.min(TokenBucket::piece(rate.get(), bytes.len()));
+                if let Some(at) = self.bucket.reserve(Instant::now(), n, rate.get()) {
+                    tokio::time::sleep_until(at.into()).await;
+                }
+            }
+            to.write_all(&bytes[..n]).await?;
+            bytes = &bytes[n..];
+            if pace.is_some() {
+                tokio::time::sleep(every).await;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Link<'_> {
+    fn drop(&mut self) {
+        self.in_body(false); // the connection ends: so does its body
+    }
 }
 
 /// Where one direction of a connection is in the HTTP/1.1 framing.
@@ -533,6 +631,13 @@ enum Framing {
 impl Default for Framing {
     fn default() -> Self {
         Framing::Head(HeadReader::default())
+    }
+}
+
+impl Framing {
+    /// Inside a response body (or a message running to the close).
+    fn in_body(&self) -> bool {
+        matches!(self, Framing::Body { .. })
     }
 }
 
