@@ -119,7 +119,7 @@ impl Pace {
     /// A way of reading is timed in its steady state: from the first time the consumer waits
     /// for it after [`WARM_UP`] bytes (the first bytes of a stream come after a request's
     /// latency; ranges grow their shape, and chunks already received would count as if they
-    /// came at once), over [`MEASURE`] bytes.
+    /// came at once), over [`MEASURE`] bytes and up to the end of a wait.
     pub(super) fn served(&mut self, n: usize, from_stream: bool) -> bool {
         self.run = self.run.saturating_add(n as u64);
         let waited = self.waiting_since.take();
@@ -152,7 +152,10 @@ impl Pace {
         if let Some(waited) = waited {
             self.waited += now - waited;
         }
-        if self.bytes < MEASURE {
+        // Timed from the end of one wait to the end of another, so that bytes that came at
+        // once (chunks in flight together) count over the time they took; a consumer that
+        // stops waiting is slower than the way it reads, which is then fast enough.
+        if self.bytes < MEASURE || (waited.is_none() && self.bytes < 4 * MEASURE) {
             return false;
         }
         let elapsed = now - since;
