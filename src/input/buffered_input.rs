@@ -11,7 +11,7 @@ use crate::error::{Amount, Error};
 use crate::input::cursor::Cursor;
 use crate::input::engine::fetcher::Fetcher;
 use crate::input::engine::read_engine::{ReadExact, Refill};
-use crate::input::fetch::seam::IntoFetch;
+use crate::input::fetch::into_fetch::IntoFetch;
 use crate::input::fetch::Fetch;
 use crate::stats::Stats;
 
