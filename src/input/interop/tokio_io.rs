@@ -22,19 +22,20 @@ impl<F: Fetch> AsyncRead for AsyncBufferedInput<F> {
         let me = self.get_mut();
         let at = me.position();
         let amount = Amount::UpTo(buf.remaining() as u64);
-        if me.window_at(at).is_empty() {
+        if me.engine().window().bytes_from(at).is_empty() {
             if buf.remaining() >= me.capacity() {
-                let n = ready!(me.poll_fetch_into(cx, at, buf))
+                let n = ready!(me.engine_mut().poll_fetch_into(cx, at, buf))
                     .map_err(|e| me.error(e, "poll_read", at, amount))?;
-                me.finish_read(at, n, n);
+                me.engine_mut().finish_read(at, n, n);
                 return Poll::Ready(Ok(()));
             }
-            ready!(me.poll_fill_at(cx, at, 1)).map_err(|e| me.error(e, "poll_read", at, amount))?;
+            ready!(me.engine_mut().poll_fill_at(cx, at, 1))
+                .map_err(|e| me.error(e, "poll_read", at, amount))?;
         }
-        let held = me.window_at(at);
+        let held = me.engine().window().bytes_from(at);
         let n = held.len().min(buf.remaining());
         buf.put_slice(&held[..n]);
-        me.consume_window(n);
+        me.engine_mut().consume_window(n);
         Poll::Ready(Ok(()))
     }
 }
@@ -45,16 +46,16 @@ impl<F: Fetch> AsyncBufRead for AsyncBufferedInput<F> {
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         let me = self.get_mut();
         let at = me.position();
-        if me.window_at(at).is_empty() {
-            ready!(me.poll_fill_at(cx, at, 1))
+        if me.engine().window().bytes_from(at).is_empty() {
+            ready!(me.engine_mut().poll_fill_at(cx, at, 1))
                 .map_err(|e| me.error(e, "poll_fill_buf", at, Amount::None))?;
         }
-        Poll::Ready(Ok(me.window_at(at)))
+        Poll::Ready(Ok(me.engine().window().bytes_from(at)))
     }
 
     /// Consumes `amt` bytes of what `poll_fill_buf` returned.
     fn consume(self: Pin<&mut Self>, amt: usize) {
-        self.get_mut().consume_window(amt);
+        self.get_mut().engine_mut().consume_window(amt);
     }
 }
 
@@ -102,7 +103,7 @@ impl<F: Fetch> AsyncSeek for AsyncBufferedInput<F> {
         let me = self.get_mut();
         if let Some(offset) = me.pending_end_seek() {
             // Whatever the outcome, this seek is done: a failed one is not applied later.
-            let length = ready!(me.poll_length(cx));
+            let length = ready!(me.engine_mut().fetcher_mut().poll_length(cx));
             me.clear_end_seek();
             let at = me.position();
             let length = length.map_err(|e| me.error(e, "seek", at, Amount::None))?;
