@@ -32,9 +32,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use abi_testkit::SlowLink;
 use abi_testkit::{binary_size, splitmix64, Zipf};
 use async_buffered_input::cache::{BlockCache, Cached};
-use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::PositionalFetch;

@@ -276,9 +276,9 @@ impl From<CorruptError> for io::Error {
 /// Whether a source error of this kind can succeed on retry: a connection reset, refused,
 /// aborted or not connected, a broken pipe, a timeout, an interrupted or would-block call, a
 /// body cut short (`UnexpectedEof`). Not `NotFound`, `PermissionDenied`, `InvalidInput`,
-/// `InvalidData` or `Other`. [`Retrying`](crate::layer::Retrying) retries these, through
-/// [`RetryPolicy::is_transient`](crate::layer::RetryPolicy::is_transient).
-pub(crate) fn is_transient(kind: io::ErrorKind) -> bool {
+/// `InvalidData` or `Other`. [`Retrying`](crate::layer::Retrying) retries these; the crate's
+/// one list of transient kinds.
+pub fn is_transient(kind: io::ErrorKind) -> bool {
     use io::ErrorKind::*;
     matches!(
         kind,

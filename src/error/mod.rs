@@ -8,5 +8,5 @@ mod input_error;
 pub(crate) mod source_error;
 
 pub(crate) use input_error::*;
-pub use input_error::{CorruptError, InputError};
+pub use input_error::{is_transient, CorruptError, InputError};
 pub use source_error::SourceError;

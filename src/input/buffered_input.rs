@@ -81,7 +81,7 @@ use crate::stats::Stats;
 ///   [`open`](Self::open)) or found on the way (a request that came back short, or empty
 ///   where the last read ended), and after any fetch at or past the end;
 /// - after a read that failed with an error a retry can get past (one of the kinds
-///   [`RetryPolicy::is_transient`](crate::layer::RetryPolicy::is_transient) names, except
+///   [`layer::is_transient`](crate::layer::is_transient) names, except
 ///   `UnexpectedEof`) having got part of its bytes (from the window, straight from the
 ///   source, or a varint's or a string's length prefix): those bytes, at most
 ///   16 MiB from the position, so that its retry

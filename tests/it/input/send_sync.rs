@@ -4,7 +4,7 @@
 
 use std::io::Cursor;
 
-use async_buffered_input::layer::SlowLink;
+use abi_testkit::SlowLink;
 use async_buffered_input::source::{FileSource, MemorySource};
 use async_buffered_input::{AsyncBufferedInput, InputError, Stats};
 use async_buffered_input::{Fetch, PositionalFetch, ReadAhead, StreamFetch};

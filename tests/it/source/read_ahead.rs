@@ -4,8 +4,8 @@ use std::io::{ErrorKind, SeekFrom};
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::SlowLink;
 use abi_testkit::{chain, input_error, pattern_vec, Delay, Scripted};
-use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};

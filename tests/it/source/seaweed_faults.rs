@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use abi_testkit::{assert_bytes, chain, pattern_vec, Rng};
-use async_buffered_input::layer::{RetryPolicy, Retrying};
+use async_buffered_input::layer::Retrying;
 use async_buffered_input::object_store::aws::AmazonS3Builder;
 use async_buffered_input::object_store::path::Path as ObjectPath;
 use async_buffered_input::source::ObjectStoreSource;
@@ -320,7 +320,7 @@ async fn volume_server_killed_during_a_long_sequential_read() {
     let cluster = Cluster::start();
     let data = pattern_vec(LONG);
     let url = cluster.upload("long.bin", &data);
-    let source = Retrying::new(cluster.open("long.bin").await, RetryPolicy::default());
+    let source = Retrying::new(cluster.open("long.bin").await);
     let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::default());
     let mut input = AsyncBufferedInput::new(fetch);
     assert_eq!(input.length().await.unwrap(), LONG as u64);
@@ -417,10 +417,7 @@ async fn volume_server_killed_during_term_lookups() {
     let cluster = Cluster::start();
     let data = Arc::new(pattern_vec(LOOKUP_FILE));
     let url = Arc::new(cluster.upload("terms.bin", &data));
-    let source = Arc::new(Retrying::new(
-        cluster.open("terms.bin").await,
-        RetryPolicy::default(),
-    ));
+    let source = Arc::new(Retrying::new(cluster.open("terms.bin").await));
     let done = Arc::new(AtomicUsize::new(0));
     let target = Arc::new(AtomicUsize::new(usize::MAX));
     let errors = Arc::new(Errors::default());
@@ -526,7 +523,7 @@ mod disk_tier {
         let disk = DiskTier::open(cluster.dir.path().join("disk-tier"), DISK, BLOCK).unwrap();
         let cache = BlockCache::with_disk_tier(MEMORY, disk);
         let source = Arc::new(Cached::new(
-            Retrying::new(cluster.open("cached.bin").await, RetryPolicy::default()),
+            Retrying::new(cluster.open("cached.bin").await),
             cache.clone(),
         ));
         let input = || AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));
