@@ -110,6 +110,7 @@ mod limit;
 mod mismatch;
 #[cfg(feature = "opendal")]
 mod opendal;
+mod pass_state;
 mod plan;
 mod plot;
 mod readers;

@@ -372,7 +372,7 @@ impl<F: Fetch> ReadEngine<F> {
     }
 
     /// One fetch at `at` straight into `buf`, past the window (a caller's buffer of at least
-    /// the capacity), folded into the checksum: how many bytes came.
+    /// the capacity), folded into the checksum after what comes before it: how many bytes came.
     pub(crate) fn poll_fetch_into(
         &mut self,
         cx: &mut Context<'_>,
@@ -382,7 +382,14 @@ impl<F: Fetch> ReadEngine<F> {
         if self.checksum.is_some() {
             ready!(self.poll_fold_until(cx, at))?;
         }
-        self.poll_fetch_folded(cx, at, buf)
+        let before = buf.filled().len();
+        let requested = buf.remaining();
+        let n = ready!(self.fetcher.poll_fetch_at(cx, at, buf))?;
+        tracing::trace!(at, requested, read = n, "direct read");
+        if let Some(checksum) = self.checksum.as_deref_mut() {
+            checksum.fold(at, &buf.filled()[before..], self.cursor.pos());
+        }
+        Poll::Ready(Ok(n))
     }
 
     /// Fetches the bytes at `from + *done..` straight into `dst[*done..]` until `dst` is full.
@@ -397,30 +404,12 @@ impl<F: Fetch> ReadEngine<F> {
     ) -> Poll<Result<(), Error>> {
         while *done < dst.len() {
             let mut buf = ReadBuf::new(&mut dst[*done..]);
-            match ready!(self.poll_fetch_folded(cx, from + *done as u64, &mut buf))? {
+            match ready!(self.poll_fetch_into(cx, from + *done as u64, &mut buf))? {
                 0 => return Poll::Ready(Err(Error::eof(*done as u64))),
                 n => *done += n,
             }
         }
         Poll::Ready(Ok(()))
-    }
-
-    /// One fetch at `at` into `buf`, past the window, folded into the checksum (everything
-    /// before `at` is folded already): how many bytes came.
-    fn poll_fetch_folded(
-        &mut self,
-        cx: &mut Context<'_>,
-        at: u64,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<Result<usize, Error>> {
-        let before = buf.filled().len();
-        let requested = buf.remaining();
-        let n = ready!(self.fetcher.poll_fetch_at(cx, at, buf))?;
-        tracing::trace!(at, requested, read = n, "direct read");
-        if let Some(checksum) = self.checksum.as_deref_mut() {
-            checksum.fold(at, &buf.filled()[before..], self.cursor.pos());
-        }
-        Poll::Ready(Ok(n))
     }
 
     /// Keeps the window's bytes from `start` on (all of them if `start` is outside it) and
