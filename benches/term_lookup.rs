@@ -228,7 +228,7 @@ impl Reader for BufReaders {
     async fn lookup(&self, l: Lookup, buf: &mut [u8]) -> io::Result<()> {
         let stream =
             AsyncBufferedInput::with_capacity(1, PositionalFetch::from_arc(self.0[l.file].clone()));
-        let mut reader = BufReader::with_capacity(WINDOW, stream);
+        let mut reader = BufReader::with_capacity(WINDOW, stream.into_tokio_io());
         reader.seek(SeekFrom::Start(l.offset)).await?;
         reader.read_exact(buf).await?;
         Ok(())

@@ -37,7 +37,8 @@ use crate::stats::Stats;
 ///
 /// # Seeking
 ///
-/// [`seek_to`](Self::seek_to) (and [`AsyncSeek`](tokio::io::AsyncSeek) with `Start` or
+/// [`seek_to`](Self::seek_to) (and [`AsyncSeek`](tokio::io::AsyncSeek) on its
+/// [`TokioIo`](crate::interop::TokioIo), with `Start` or
 /// `Current`) never does I/O: it only moves the position. A target inside the window is served from it, backward or forward;
 /// any other target is fetched by the next read. `SeekFrom::End` needs the source's length,
 /// which is asked once and then known.
@@ -199,7 +200,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// here: it voids the checksum, and the next [`checksum`](Self::checksum) or
     /// [`check_footer`](crate::lucene::codec::check_footer) fails. To have the seek itself refused, as
     /// Lucene's `BufferedChecksumIndexInput.seek` does, use [`try_seek_to`](Self::try_seek_to)
-    /// (or [`AsyncSeek`](tokio::io::AsyncSeek), which refuses it too).
+    /// (or [`AsyncSeek`](tokio::io::AsyncSeek) on its [`TokioIo`](crate::interop::TokioIo), which
+    /// refuses it too).
     #[inline]
     pub fn seek_to(&mut self, pos: u64) {
         self.end_seek = None;

@@ -50,7 +50,7 @@ pub trait Seam: Unpin {
 }
 
 /// Where an [`AsyncBufferedInput`](crate::AsyncBufferedInput) gets its bytes:
-/// [`StreamFetch`] or [`PositionalFetch`].
+/// [`StreamFetch`](crate::StreamFetch) or [`PositionalFetch`](crate::PositionalFetch).
 ///
 /// The trait is sealed: its methods are the crate's internal interface between the window and
 /// the sources, free to change. To read from a new kind of storage, implement

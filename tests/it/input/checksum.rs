@@ -63,11 +63,11 @@ async fn run<F: Fetch>(mut input: AsyncBufferedInput<F>, data: &[u8], start: u64
                 input.seek_to((pos + n).min(len));
                 continue;
             }
-            Op::Read(n) => input.read(&mut vec![0; *n]).await,
-            Op::FillConsume(n) => match input.fill_buf().await {
+            Op::Read(n) => input.tokio_io().read(&mut vec![0; *n]).await,
+            Op::FillConsume(n) => match input.tokio_io().fill_buf().await {
                 Ok(held) => {
                     let k = (*n).min(held.len());
-                    input.consume(k);
+                    input.tokio_io().consume(k);
                     Ok(k)
                 }
                 Err(e) => Err(e),
@@ -230,7 +230,9 @@ async fn a_fallible_seek_back_while_checksumming_is_an_error() {
         ("End, length unknown", SeekFrom::End(-95)),
         ("End, length known", SeekFrom::End(-95)),
     ] {
-        let e = AsyncSeekExt::seek(&mut input, seek).await.unwrap_err();
+        let e = AsyncSeekExt::seek(&mut input.tokio_io(), seek)
+            .await
+            .unwrap_err();
         assert_refused(
             &e,
             "_0.si: seek at position 10: a seek back to ",
@@ -243,11 +245,11 @@ async fn a_fallible_seek_back_while_checksumming_is_an_error() {
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     assert!(e.to_string().contains("a seek back to 9"), "{e}");
     // Forward, and to the position itself, are fine; the checksum went on.
-    AsyncSeekExt::seek(&mut input, SeekFrom::Current(0))
+    AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::Current(0))
         .await
         .unwrap();
     input.try_seek_to(12).unwrap();
-    AsyncSeekExt::seek(&mut input, SeekFrom::Start(20))
+    AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::Start(20))
         .await
         .unwrap();
     assert_eq!(
@@ -257,7 +259,7 @@ async fn a_fallible_seek_back_while_checksumming_is_an_error() {
     // Not checksumming: back is fine.
     input.stop_checksum();
     input.try_seek_to(3).unwrap();
-    AsyncSeekExt::seek(&mut input, SeekFrom::Current(-1))
+    AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::Current(-1))
         .await
         .unwrap();
     assert_eq!(input.read_byte().await.unwrap(), data[2]);
@@ -302,7 +304,7 @@ async fn direct_reads_after_a_void_checksum_or_past_the_end_are_right() {
         input.seek_to(20); // forward, past the end
         let mut buf = [0u8; 5]; // at least the capacity: straight into `buf`
         if direct {
-            assert_eq!(input.read(&mut buf).await.unwrap(), 0);
+            assert_eq!(input.tokio_io().read(&mut buf).await.unwrap(), 0);
         } else {
             let e = input.read_bytes(&mut buf).await.unwrap_err();
             assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");

@@ -270,7 +270,7 @@ async fn slices_read_as_their_own_file_and_cannot_escape() {
         &data[1000..1100]
     );
     // SeekFrom::End is relative to the slice.
-    assert_eq!(s.seek(SeekFrom::End(-10)).await.unwrap(), 90);
+    assert_eq!(s.tokio_io().seek(SeekFrom::End(-10)).await.unwrap(), 90);
     assert_eq!(s.read_byte().await.unwrap(), data[1090]);
     // A slice of a slice is relative to its parent; a clone of a slice is that slice.
     let mut ss = s.slice(50, 20).await.unwrap();
