@@ -29,8 +29,8 @@
 //! - the crate root: [`AsyncBufferedInput`], the window and every read; [`WindowView`], a
 //!   synchronous view of the window for decoding without an `.await` per value; the seam to
 //!   the source ([`Fetch`]: [`StreamFetch`] over any `AsyncRead + AsyncSeek`,
-//!   [`PositionalFetch`] over a positional source, with [`ReadAhead`]); [`InputError`],
-//!   [`CorruptError`] and [`SourceError`], what errors carry; [`Stats`] and [`StatsGroup`],
+//!   [`PositionalFetch`] over a positional source, with [`ReadAhead`]); [`InputError`]
+//!   (corruption included) and [`SourceError`], what errors carry; [`Stats`] and [`StatsGroup`],
 //!   what inputs asked of their sources; [`MemoryBudget`], one byte budget for the read-ahead
 //!   of many inputs and a block cache;
 //! - [`source`]: positional sources, bytes at an offset: a local file, memory, object stores
@@ -116,7 +116,7 @@ mod memory_budget;
 pub mod source;
 mod stats;
 
-pub use error::{CorruptError, InputError, SourceError};
+pub use error::{InputError, SourceError};
 pub use input::fetch::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
 pub use input::interop;
 pub use input::{AsyncBufferedInput, WindowView};

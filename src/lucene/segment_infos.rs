@@ -104,7 +104,7 @@ impl SegmentInfos {
     /// # Errors
     ///
     /// The directory's error naming the file if one cannot be opened or read; `InvalidData`
-    /// with a [`CorruptError`](crate::CorruptError) naming the file and the position for a
+    /// with a [`InputError`](crate::InputError) (corruption) naming the file and the position for a
     /// wrong header, generation, field or checksum.
     ///
     /// # Cancel safety

@@ -25,7 +25,7 @@ pub struct Verified {
 /// # Errors
 ///
 /// The first failure: the directory's error naming the file if one is missing or cannot be
-/// read; `InvalidData` with a [`CorruptError`](crate::CorruptError) naming the file (and a
+/// read; `InvalidData` with a [`InputError`](crate::InputError) (corruption) naming the file (and a
 /// compound file's sub-file as "slice NAME [a..b) of PATH") for a wrong checksum or footer.
 ///
 /// # Cancel safety

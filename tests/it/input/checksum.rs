@@ -11,7 +11,7 @@ use abi_testkit::poll_once_then_drop as poll_once;
 use abi_testkit::*;
 use async_buffered_input::lucene::codec;
 use async_buffered_input::source::MemorySource;
-use async_buffered_input::{AsyncBufferedInput, CorruptError};
+use async_buffered_input::{AsyncBufferedInput, InputError};
 use async_buffered_input::{Fetch, PositionalFetch, ReadAhead};
 use bytes::Buf;
 use proptest::prelude::*;
@@ -397,11 +397,38 @@ fn si_input(bytes: Vec<u8>) -> AsyncBufferedInput<PositionalFetch<MemorySource>>
         .with_resource("_0.si")
 }
 
-fn corrupt(e: &std::io::Error) -> &CorruptError {
+/// The corruption an `InvalidData` error carries: what was expected there, and found.
+struct Corrupt<'a> {
+    error: &'a InputError,
+}
+
+impl Corrupt<'_> {
+    fn resource(&self) -> Option<&str> {
+        self.error.resource()
+    }
+    fn position(&self) -> u64 {
+        self.error.position()
+    }
+    fn expected(&self) -> &str {
+        self.error
+            .expected()
+            .expect("a corruption error says what was expected")
+    }
+    fn found(&self) -> &str {
+        self.error
+            .found()
+            .expect("a corruption error says what was found")
+    }
+}
+
+fn corrupt(e: &std::io::Error) -> Corrupt<'_> {
     assert_eq!(e.kind(), ErrorKind::InvalidData, "{e}");
-    e.get_ref()
-        .and_then(|inner| inner.downcast_ref::<CorruptError>())
-        .unwrap_or_else(|| panic!("no CorruptError in {e:?}"))
+    let error = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<InputError>())
+        .unwrap_or_else(|| panic!("no InputError in {e:?}"));
+    assert_eq!(error.operation(), "corrupt", "{e}");
+    Corrupt { error }
 }
 
 /// Strings, a set and a map as Lucene's `DataOutput` writes them (vint counts and lengths).
