@@ -26,7 +26,7 @@ use crate::counting::{CountingSource, StreamCounts};
 use crate::error::context;
 use crate::pass_state::PassState;
 use crate::sources::{Raw, Source};
-use crate::timing::{median_index, Rounds};
+use crate::timing::{median_index, Meter, Rounds};
 use crate::truth::PatternCheck;
 use crate::verify::{Checksum, Fingerprint};
 
@@ -50,6 +50,18 @@ pub(crate) struct LimitTimed {
 }
 
 impl LimitTimed {
+    /// The timed round a pass was, with its `requests`.
+    pub(crate) fn of_pass(state: PassState, requests: u64) -> Self {
+        Self::round(
+            state.bytes,
+            requests,
+            state.elapsed,
+            state.meter.map(Meter::into_samples).unwrap_or_default(),
+            state.fingerprint,
+            state.reads,
+        )
+    }
+
     /// One round's figures.
     pub(crate) fn round(
         bytes: u64,
@@ -127,6 +139,19 @@ pub(crate) struct LimitVerified {
     pub(crate) reads: u64,
 }
 
+impl LimitVerified {
+    /// What a verifying pass found.
+    pub(crate) fn of_pass(state: PassState) -> Self {
+        let (checksum, pattern) = state.verify.expect("a verifying pass");
+        Self {
+            checksum,
+            fingerprint: state.fingerprint,
+            pattern,
+            reads: state.reads,
+        }
+    }
+}
+
 /// The timed passes: `passes` times `file_len` bytes in 1 MiB reads, until done or out of the
 /// budget `deadline_after`; again, in rounds, until `floor` has passed.
 pub(crate) async fn time_limit(
@@ -142,7 +167,7 @@ pub(crate) async fn time_limit(
         let state = PassState::timed(left, seed.wrapping_add(round));
         let pass = Pass::new(file_len, passes, u64::MAX, state);
         let pass = run(source, pass).await?;
-        Ok(pass.state.into_timed(pass.requests))
+        Ok(LimitTimed::of_pass(pass.state, pass.requests))
     })
     .await
 }
@@ -155,7 +180,7 @@ pub(crate) async fn verify_limit(
 ) -> io::Result<LimitVerified> {
     let pass = Pass::new(file_len, u32::MAX, requests, PassState::verifying());
     let pass = run(source, pass).await?;
-    Ok(pass.state.into_verified())
+    Ok(LimitVerified::of_pass(pass.state))
 }
 
 /// Passes over the source, timed or verifying, whatever the raw form.

@@ -1,8 +1,7 @@
-//! What a limit or stream pass keeps as it goes, timed or verifying, and the row it becomes.
+//! What a limit or stream pass keeps as it goes, timed or verifying.
 
 use std::time::{Duration, Instant};
 
-use crate::limit::{LimitTimed, LimitVerified};
 use crate::timing::Meter;
 use crate::truth::PatternCheck;
 use crate::verify::{Checksum, Fingerprint};
@@ -52,28 +51,5 @@ impl PassState {
             *meter = Meter::new(self.deadline_after.map(|d| now + d), self.seed);
         }
         now
-    }
-
-    /// The timed round this pass was, with its `requests`.
-    pub(crate) fn into_timed(self, requests: u64) -> LimitTimed {
-        LimitTimed::round(
-            self.bytes,
-            requests,
-            self.elapsed,
-            self.meter.map(Meter::into_samples).unwrap_or_default(),
-            self.fingerprint,
-            self.reads,
-        )
-    }
-
-    /// What this verifying pass found.
-    pub(crate) fn into_verified(self) -> LimitVerified {
-        let (checksum, pattern) = self.verify.expect("a verifying pass");
-        LimitVerified {
-            checksum,
-            fingerprint: self.fingerprint,
-            pattern,
-            reads: self.reads,
-        }
     }
 }

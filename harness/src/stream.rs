@@ -51,7 +51,7 @@ pub(crate) async fn time_stream(
         let form = &form;
         async move {
             let flow = run(source, form, flow).await?;
-            Ok(flow.state.into_timed(flow.requests))
+            Ok(LimitTimed::of_pass(flow.state, flow.requests))
         }
     })
     .await?;
@@ -70,7 +70,7 @@ pub(crate) async fn verify_stream(
         .map_err(|why| io::Error::new(io::ErrorKind::Unsupported, why))?;
     let flow = Flow::new(file_len, passes, bytes, PassState::verifying());
     let flow = run(source, &form, flow).await?;
-    Ok(flow.state.into_verified())
+    Ok(LimitVerified::of_pass(flow.state))
 }
 
 /// Streaming passes over the source, timed or verifying, whatever the form.
