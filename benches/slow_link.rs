@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use async_buffered_input::layer::SlowLink;
+use abi_testkit::SlowLink;
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};

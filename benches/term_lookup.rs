@@ -32,9 +32,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use abi_testkit::SlowLink;
 use abi_testkit::{binary_size, splitmix64, Zipf};
 use async_buffered_input::cache::{BlockCache, Cached};
-use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::PositionalFetch;
@@ -228,7 +228,7 @@ impl Reader for BufReaders {
     async fn lookup(&self, l: Lookup, buf: &mut [u8]) -> io::Result<()> {
         let stream =
             AsyncBufferedInput::with_capacity(1, PositionalFetch::from_arc(self.0[l.file].clone()));
-        let mut reader = BufReader::with_capacity(WINDOW, stream);
+        let mut reader = BufReader::with_capacity(WINDOW, stream.into_tokio_io());
         reader.seek(SeekFrom::Start(l.offset)).await?;
         reader.read_exact(buf).await?;
         Ok(())

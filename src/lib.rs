@@ -6,7 +6,8 @@
 //! is fetched with one source read, and a request at least as large as the window goes
 //! straight into the caller's buffer. Small requests never turn into byte-at-a-time loops or one
 //! I/O each. On top of that: Lucene's typed reads (fixed-width integers, varints, strings),
-//! seeks that keep the window, and tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`.
+//! seeks that keep the window, and tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`
+//! through [`into_tokio_io`](AsyncBufferedInput::into_tokio_io) ([`interop::TokioIo`]).
 //!
 //! ```
 //! use async_buffered_input::AsyncBufferedInput;
@@ -28,8 +29,8 @@
 //! - the crate root: [`AsyncBufferedInput`], the window and every read; [`WindowView`], a
 //!   synchronous view of the window for decoding without an `.await` per value; the seam to
 //!   the source ([`Fetch`]: [`StreamFetch`] over any `AsyncRead + AsyncSeek`,
-//!   [`PositionalFetch`] over a positional source, with [`ReadAhead`]); [`InputError`],
-//!   [`CorruptError`] and [`SourceError`], what errors carry; [`Stats`] and [`StatsGroup`],
+//!   [`PositionalFetch`] over a positional source, with [`ReadAhead`]); [`InputError`]
+//!   (corruption included) and [`SourceError`], what errors carry; [`Stats`] and [`StatsGroup`],
 //!   what inputs asked of their sources; [`MemoryBudget`], one byte budget for the read-ahead
 //!   of many inputs and a block cache;
 //! - [`source`]: positional sources, bytes at an offset: a local file, memory, object stores
@@ -40,7 +41,8 @@
 //!   `disk-cache`);
 //! - [`lucene`]: Lucene's codec framing, a [`Directory`](lucene::Directory) whose files open
 //!   by name, commits (`segments_N`), segment infos (`.si`) and compound files (`.cfs`/`.cfe`);
-//! - [`interop`]: an input as `futures-io`'s `AsyncRead`/`AsyncBufRead`/`AsyncSeek` and as a
+//! - [`interop`]: an input as tokio's (and through `tokio_util`'s `compat`, `futures-io`'s)
+//!   `AsyncRead`/`AsyncBufRead`/`AsyncSeek` ([`TokioIo`](interop::TokioIo)) and as a
 //!   `Stream` of `Bytes` chunks;
 //! - [`metrics`]: the names of the exported metrics (feature `metrics`).
 //!
@@ -114,7 +116,7 @@ mod memory_budget;
 pub mod source;
 mod stats;
 
-pub use error::{CorruptError, InputError, SourceError};
+pub use error::{InputError, SourceError};
 pub use input::fetch::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
 pub use input::interop;
 pub use input::{AsyncBufferedInput, WindowView};

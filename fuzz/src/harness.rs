@@ -854,7 +854,11 @@ impl<F: Family> Harness<F> {
             Op::AsyncRead(size) => {
                 let n = size.resolve(cap).min(MAX_ALLOC) as usize;
                 let mut buf = vec![0xA5u8; n];
-                let got = drive(AsyncReadExt::read(&mut slot.input, &mut buf), cancel).await;
+                let got = drive(
+                    AsyncReadExt::read(&mut slot.input.tokio_io(), &mut buf),
+                    cancel,
+                )
+                .await;
                 let avail = slot.len().saturating_sub(at);
                 match got {
                     None => self.expect_position(at, "a dropped AsyncRead::read"),
@@ -874,8 +878,13 @@ impl<F: Family> Harness<F> {
             }
             Op::FillBufConsume(fraction) => {
                 let avail = slot.len().saturating_sub(at);
-                let got = drive(AsyncBufReadExt::fill_buf(&mut slot.input), cancel).await;
-                match got.map(|r| r.map(<[u8]>::to_vec)) {
+                let got = drive(
+                    AsyncBufReadExt::fill_buf(&mut slot.input.tokio_io()),
+                    cancel,
+                )
+                .await
+                .map(|r| r.map(<[u8]>::to_vec));
+                match got {
                     None => self.expect_position(at, "a dropped fill_buf"),
                     Some(Ok(bytes)) => {
                         let k = bytes.len();
@@ -890,7 +899,7 @@ impl<F: Family> Harness<F> {
                             self.fail(format!("fill_buf at {at}: wrong bytes"));
                         }
                         let amount = k * usize::from(fraction) / 255;
-                        AsyncBufReadExt::consume(&mut slot.input, amount);
+                        AsyncBufReadExt::consume(&mut slot.input.tokio_io(), amount);
                         slot.pos = at + amount as u64;
                         slot.handed += amount as u64;
                     }
@@ -1044,7 +1053,7 @@ impl<F: Family> Harness<F> {
             SeekSpec::End(d) => SeekFrom::End(d),
         };
         let pending = slot.end_seek.filter(|&(_, started)| started == at);
-        let got = drive(AsyncSeekExt::seek(&mut slot.input, from), cancel).await;
+        let got = drive(AsyncSeekExt::seek(&mut slot.input.tokio_io(), from), cancel).await;
         match got {
             None => {
                 self.expect_position(at, "a dropped seek");

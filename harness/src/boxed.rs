@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncSeek};
 /// A source the harness can time: readable, seekable, movable between tasks.
 ///
 /// Implemented for every `AsyncRead + AsyncSeek + Unpin + Send` type: tokio's `File`, a
-/// `std::io::Cursor`, an [`AsyncBufferedInput`], and so on.
+/// `std::io::Cursor`, an [`AsyncBufferedInput`] as tokio's I/O (`into_tokio_io()`), and so on.
 pub trait ReadSeek: AsyncRead + AsyncSeek + Unpin + Send {}
 
 impl<T: AsyncRead + AsyncSeek + Unpin + Send + ?Sized> ReadSeek for T {}
@@ -23,10 +23,9 @@ pub type BoxSource = Box<dyn ReadSeek>;
 /// request to `source`, as a stream reader of a network file would see: an input whose window
 /// is 1 byte reads every request of at least that straight into the caller's buffer.
 pub(crate) fn stream_of<S: PositionalSource>(source: Arc<S>) -> BoxSource {
-    Box::new(AsyncBufferedInput::with_capacity(
-        1,
-        PositionalFetch::from_arc(source),
-    ))
+    Box::new(
+        AsyncBufferedInput::with_capacity(1, PositionalFetch::from_arc(source)).into_tokio_io(),
+    )
 }
 
 /// A type-erased [`PositionalSource`]: what a [`Source`](crate::Source) opens for the

@@ -134,7 +134,7 @@ mod tests {
         let counted = CountingPositional::new(MemorySource::new(data.clone()));
         // A 1-byte window: every 10-byte read is a fetch of its own.
         let fetch = PositionalFetch::new(counted).with_read_ahead(ReadAhead::new(1000, 2));
-        let mut input = AsyncBufferedInput::with_capacity(1, fetch);
+        let mut input = AsyncBufferedInput::with_capacity(1, fetch).into_tokio_io();
         let mut got = Vec::new();
         let mut buf = [0u8; 10];
         loop {
@@ -145,7 +145,7 @@ mod tests {
             got.extend_from_slice(&buf[..n]);
         }
         assert_eq!(got, data);
-        let counted = input.fetch().get_ref();
+        let counted = input.get_ref().fetch().get_ref();
         // One plain 10-byte request, then 1000-byte chunks from offset 10 to the end (the last
         // one short), and whatever was in flight past the end.
         assert!((11..=13).contains(&counted.requests()), "{counted:?}");
@@ -153,6 +153,6 @@ mod tests {
         assert_eq!(counted.bytes(), 10_000, "{counted:?}");
         input.seek(SeekFrom::Start(0)).await.unwrap();
         input.read_exact(&mut buf).await.unwrap();
-        assert_eq!(input.fetch().get_ref().jumps(), 1);
+        assert_eq!(input.get_ref().fetch().get_ref().jumps(), 1);
     }
 }

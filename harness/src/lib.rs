@@ -60,7 +60,7 @@
 //! 5. run: `write` (the file a run writes, the test kit's
 //!    [pattern](abi_testkit::fill_word_pattern)), `truth` (what the bytes should be), `readers`
 //!    (the readers, as the run drives them), `verify` (the untimed passes, the [`Checksum`]),
-//!    `limit` (the limit row), `stream` (the stream row), `run` (a plan run: sources, limit
+//!    `pass_state` (what a limit or stream pass keeps), `limit` (the limit row), `stream` (the stream row), `run` (a plan run: sources, limit
 //!    rows, cells, the [`Event`]s an observer sees);
 //! 6. output: `table` (the report as text: table, legend, verdict), `plot` (the SVG chart);
 //! 7. `cli`: the `throughput` example's command line:
@@ -110,6 +110,7 @@ mod limit;
 mod mismatch;
 #[cfg(feature = "opendal")]
 mod opendal;
+mod pass_state;
 mod plan;
 mod plot;
 mod readers;

@@ -16,7 +16,7 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use abi_testkit::CountingPositional;
 use async_buffered_input::source::PositionalSource;
@@ -24,6 +24,7 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
 use crate::counting::{CountingSource, StreamCounts};
 use crate::error::context;
+use crate::pass_state::PassState;
 use crate::sources::{Raw, Source};
 use crate::timing::{median_index, Meter, Rounds};
 use crate::truth::PatternCheck;
@@ -49,6 +50,18 @@ pub(crate) struct LimitTimed {
 }
 
 impl LimitTimed {
+    /// The timed round a pass was, with its `requests`.
+    pub(crate) fn of_pass(state: PassState, requests: u64) -> Self {
+        Self::round(
+            state.bytes,
+            requests,
+            state.elapsed,
+            state.meter.map(Meter::into_samples).unwrap_or_default(),
+            state.fingerprint,
+            state.reads,
+        )
+    }
+
     /// One round's figures.
     pub(crate) fn round(
         bytes: u64,
@@ -126,6 +139,19 @@ pub(crate) struct LimitVerified {
     pub(crate) reads: u64,
 }
 
+impl LimitVerified {
+    /// What a verifying pass found.
+    pub(crate) fn of_pass(state: PassState) -> Self {
+        let (checksum, pattern) = state.verify.expect("a verifying pass");
+        Self {
+            checksum,
+            fingerprint: state.fingerprint,
+            pattern,
+            reads: state.reads,
+        }
+    }
+}
+
 /// The timed passes: `passes` times `file_len` bytes in 1 MiB reads, until done or out of the
 /// budget `deadline_after`; again, in rounds, until `floor` has passed.
 pub(crate) async fn time_limit(
@@ -138,16 +164,10 @@ pub(crate) async fn time_limit(
 ) -> io::Result<LimitTimed> {
     let whole = |t: &LimitTimed| t.bytes == file_len * u64::from(passes);
     in_rounds(floor, deadline_after, whole, |left, round| async move {
-        let pass = Pass::timed(file_len, passes, left, seed.wrapping_add(round));
+        let state = PassState::timed(left, seed.wrapping_add(round));
+        let pass = Pass::new(file_len, passes, u64::MAX, state);
         let pass = run(source, pass).await?;
-        Ok(LimitTimed::round(
-            pass.bytes,
-            pass.requests,
-            pass.elapsed,
-            pass.meter.map(Meter::into_samples).unwrap_or_default(),
-            pass.fingerprint,
-            pass.reads,
-        ))
+        Ok(LimitTimed::of_pass(pass.state, pass.requests))
     })
     .await
 }
@@ -158,14 +178,9 @@ pub(crate) async fn verify_limit(
     file_len: u64,
     requests: u64,
 ) -> io::Result<LimitVerified> {
-    let pass = run(source, Pass::verifying(file_len, u32::MAX, requests)).await?;
-    let (checksum, pattern) = pass.verify.expect("a verifying pass");
-    Ok(LimitVerified {
-        checksum,
-        fingerprint: pass.fingerprint,
-        pattern,
-        reads: pass.reads,
-    })
+    let pass = Pass::new(file_len, u32::MAX, requests, PassState::verifying());
+    let pass = run(source, pass).await?;
+    Ok(LimitVerified::of_pass(pass.state))
 }
 
 /// Passes over the source, timed or verifying, whatever the raw form.
@@ -175,56 +190,24 @@ struct Pass {
     // Where the next read starts, and in which pass.
     pos: u64,
     pass: u32,
-    // Timed: the meter (budget, latency); verifying: the most requests to make, and what the
-    // bytes are compared with.
-    meter: Option<Meter>,
-    deadline_after: Option<Duration>,
-    seed: u64,
+    // Verifying: the most requests to make (the timed pass's).
     max_requests: u64,
-    verify: Option<(Checksum, PatternCheck)>,
-    fingerprint: Fingerprint,
     requests: u64,
-    bytes: u64,
-    reads: u64,
-    elapsed: Duration,
+    state: PassState,
 }
 
 impl Pass {
-    fn timed(file_len: u64, passes: u32, deadline_after: Option<Duration>, seed: u64) -> Self {
+    /// `passes` passes over a file of `file_len` bytes, at most `max_requests` requests.
+    fn new(file_len: u64, passes: u32, max_requests: u64, state: PassState) -> Self {
         Self {
             file_len,
             passes,
             pos: 0,
             pass: 0,
-            meter: Some(Meter::new(None, seed)),
-            deadline_after,
-            seed,
-            max_requests: u64::MAX,
-            verify: None,
-            fingerprint: Fingerprint::default(),
-            requests: 0,
-            bytes: 0,
-            reads: 0,
-            elapsed: Duration::ZERO,
-        }
-    }
-
-    fn verifying(file_len: u64, passes: u32, max_requests: u64) -> Self {
-        Self {
             max_requests,
-            meter: None,
-            verify: Some((Checksum::new(), PatternCheck::default())),
-            ..Self::timed(file_len, passes, None, 0)
+            requests: 0,
+            state,
         }
-    }
-
-    /// The clock starts: the budget counts from now.
-    fn start(&mut self) -> Instant {
-        let now = Instant::now();
-        if let Some(meter) = &mut self.meter {
-            *meter = Meter::new(self.deadline_after.map(|d| now + d), self.seed);
-        }
-        now
     }
 
     /// Whether to make another request, and where and how many bytes: `(offset, len)`; an
@@ -238,7 +221,7 @@ impl Pass {
         if self.pass >= self.passes || self.requests >= self.max_requests {
             return None;
         }
-        if let Some(meter) = &mut self.meter {
+        if let Some(meter) = &mut self.state.meter {
             if !meter.before() {
                 return None;
             }
@@ -252,16 +235,16 @@ impl Pass {
     /// The request's bytes arrived.
     #[inline]
     fn took(&mut self, bytes: &[u8]) {
-        if let Some(meter) = &mut self.meter {
+        if let Some(meter) = &mut self.state.meter {
             meter.after();
         }
-        self.fingerprint.look(bytes);
-        if let Some((checksum, pattern)) = &mut self.verify {
+        self.state.fingerprint.look(bytes);
+        if let Some((checksum, pattern)) = &mut self.state.verify {
             checksum.update(bytes);
             pattern.check(self.pos, bytes);
         }
         self.pos += bytes.len() as u64;
-        self.bytes += bytes.len() as u64;
+        self.state.bytes += bytes.len() as u64;
         self.requests += 1;
     }
 }
@@ -286,20 +269,20 @@ async fn run(source: &Source, pass: Pass) -> io::Result<Pass> {
         Raw::Memory(data) => {
             let mut pass = pass;
             let mut buf = vec![0u8; LIMIT_READ];
-            let start = pass.start();
+            let start = pass.state.start();
             while let Some((at, n)) = pass.next() {
                 let at = at as usize;
                 buf[..n].copy_from_slice(&data[at..at + n]);
-                pass.reads += 1;
+                pass.state.reads += 1;
                 pass.took(&buf[..n]);
             }
-            pass.elapsed = start.elapsed();
+            pass.state.elapsed = start.elapsed();
             Ok(pass)
         }
         Raw::Positional => {
             let counted = CountingPositional::new(source.open_positional().await?);
             let mut pass = pass;
-            let start = pass.start();
+            let start = pass.state.start();
             while let Some((at, n)) = pass.next() {
                 let bytes = counted.read_at(at, n).await.map_err(|e| failed(e, at))?;
                 if bytes.is_empty() {
@@ -307,8 +290,8 @@ async fn run(source: &Source, pass: Pass) -> io::Result<Pass> {
                 }
                 pass.took(&bytes);
             }
-            pass.elapsed = start.elapsed();
-            pass.reads = counted.requests();
+            pass.state.elapsed = start.elapsed();
+            pass.state.reads = counted.requests();
             Ok(pass)
         }
         Raw::Stream => {
@@ -316,7 +299,7 @@ async fn run(source: &Source, pass: Pass) -> io::Result<Pass> {
             let mut stream = CountingSource::with_counts(stream, StreamCounts::default());
             let mut buf = vec![0u8; LIMIT_READ];
             let mut pass = pass;
-            let start = pass.start();
+            let start = pass.state.start();
             while let Some((at, n)) = pass.next() {
                 if at == 0 && pass.requests > 0 {
                     stream
@@ -334,8 +317,8 @@ async fn run(source: &Source, pass: Pass) -> io::Result<Pass> {
                 }
                 pass.took(&buf[..n]);
             }
-            pass.elapsed = start.elapsed();
-            pass.reads = stream.counts().reads;
+            pass.state.elapsed = start.elapsed();
+            pass.state.reads = stream.counts().reads;
             Ok(pass)
         }
     }
@@ -358,7 +341,7 @@ fn read_file(path: &Path, direct: bool, mut pass: Pass) -> io::Result<Pass> {
             ),
         )
     };
-    let start = pass.start();
+    let start = pass.state.start();
     while let Some((at, n)) = pass.next() {
         if at == 0 && pass.requests > 0 {
             file.seek(SeekFrom::Start(0)).map_err(|e| failed(e, at))?;
@@ -373,11 +356,11 @@ fn read_file(path: &Path, direct: bool, mut pass: Pass) -> io::Result<Pass> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(failed(e, at)),
             }
-            pass.reads += 1;
+            pass.state.reads += 1;
         }
         pass.took(&buf[..n]);
     }
-    pass.elapsed = start.elapsed();
+    pass.state.elapsed = start.elapsed();
     Ok(pass)
 }
 

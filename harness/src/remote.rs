@@ -5,7 +5,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use async_buffered_input::layer::{HedgePolicy, Hedged, RequestLimiter};
+use async_buffered_input::layer::{Hedged, RequestLimiter};
 use async_buffered_input::source::PositionalSource;
 use bytes::Bytes;
 
@@ -68,7 +68,7 @@ impl RemoteCounts {
 }
 
 impl Remote {
-    /// Hedged reads with the default [`HedgePolicy`] (p95 delay, at least 2 ms, at most 5%
+    /// Hedged reads with the default policy (p95 delay, at least 2 ms, at most 5%
     /// hedges) if `hedge`; at most `max_requests` requests in flight over all the cells' sources
     /// (`None`: no limit).
     ///
@@ -104,13 +104,10 @@ impl Remote {
             Some(limiter) => BoxPositionalSource::new(limiter.wrap(source)),
             None => source,
         };
-        let policy = if self.hedge {
-            HedgePolicy::default()
-        } else {
-            HedgePolicy::default().with_budget(0.0)
-        };
+        // A budget of 0 turns hedging off.
+        let budget = if self.hedge { 0.05 } else { 0.0 };
         BoxPositionalSource::new(Reporting {
-            inner: Hedged::new(limited, policy),
+            inner: Hedged::new(limited).with_budget(budget),
             totals: Arc::clone(&self.totals),
         })
     }

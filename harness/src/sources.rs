@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_buffered_input::layer::SlowLink;
+use abi_testkit::SlowLink;
 use async_buffered_input::source::{FileSource, MemorySource, PositionalSource};
 use bytes::Bytes;
 use tokio::io::AsyncSeekExt;

@@ -16,16 +16,15 @@
 //! checksum, whether the file holds the harness's pattern, and the same marks.
 
 use std::io::{self, SeekFrom};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt};
 
 use crate::error::context;
 use crate::limit::{in_rounds, LimitTimed, LimitVerified};
+use crate::pass_state::PassState;
 use crate::sources::{Source, StreamForm};
 use crate::timing::Meter;
-use crate::truth::PatternCheck;
-use crate::verify::{Checksum, Fingerprint};
 
 /// The buffer a file or a stream is read into, and the most a file read asks for.
 pub(crate) const STREAM_BUFFER: usize = 8 << 20;
@@ -47,18 +46,12 @@ pub(crate) async fn time_stream(
     };
     let whole = |t: &LimitTimed| t.bytes == file_len * u64::from(passes);
     let timed = in_rounds(floor, budget, whole, |left, round| {
-        let flow = Flow::timed(file_len, passes, left, seed.wrapping_add(round));
+        let state = PassState::timed(left, seed.wrapping_add(round));
+        let flow = Flow::new(file_len, passes, u64::MAX, state);
         let form = &form;
         async move {
             let flow = run(source, form, flow).await?;
-            Ok(LimitTimed::round(
-                flow.bytes,
-                flow.requests,
-                flow.elapsed,
-                flow.meter.map(Meter::into_samples).unwrap_or_default(),
-                flow.fingerprint,
-                flow.reads,
-            ))
+            Ok(LimitTimed::of_pass(flow.state, flow.requests))
         }
     })
     .await?;
@@ -75,14 +68,9 @@ pub(crate) async fn verify_stream(
     let form = source
         .stream_form()
         .map_err(|why| io::Error::new(io::ErrorKind::Unsupported, why))?;
-    let flow = run(source, &form, Flow::verifying(file_len, passes, bytes)).await?;
-    let (checksum, pattern) = flow.verify.expect("a verifying pass");
-    Ok(LimitVerified {
-        checksum,
-        fingerprint: flow.fingerprint,
-        pattern,
-        reads: flow.reads,
-    })
+    let flow = Flow::new(file_len, passes, bytes, PassState::verifying());
+    let flow = run(source, &form, flow).await?;
+    Ok(LimitVerified::of_pass(flow.state))
 }
 
 /// Streaming passes over the source, timed or verifying, whatever the form.
@@ -92,59 +80,27 @@ struct Flow {
     // Passes begun, and where the current one is.
     requests: u64,
     pos: u64,
-    // Timed: the meter; verifying: what the bytes are compared with. Either: the most bytes
-    // to take (the timed pass's, when the budget cut it).
-    meter: Option<Meter>,
-    deadline_after: Option<Duration>,
-    seed: u64,
+    // The most bytes to take (a verifying pass: the timed pass's, when the budget cut it).
     max_bytes: u64,
-    verify: Option<(Checksum, PatternCheck)>,
-    fingerprint: Fingerprint,
-    bytes: u64,
-    reads: u64,
-    elapsed: Duration,
+    state: PassState,
 }
 
 impl Flow {
-    fn timed(file_len: u64, passes: u32, deadline_after: Option<Duration>, seed: u64) -> Self {
+    /// `passes` streaming passes over a file of `file_len` bytes, at most `max_bytes` bytes.
+    fn new(file_len: u64, passes: u32, max_bytes: u64, state: PassState) -> Self {
         Self {
             file_len,
             passes,
             requests: 0,
             pos: 0,
-            meter: Some(Meter::new(None, seed)),
-            deadline_after,
-            seed,
-            max_bytes: u64::MAX,
-            verify: None,
-            fingerprint: Fingerprint::default(),
-            bytes: 0,
-            reads: 0,
-            elapsed: Duration::ZERO,
-        }
-    }
-
-    fn verifying(file_len: u64, passes: u32, max_bytes: u64) -> Self {
-        Self {
             max_bytes,
-            meter: None,
-            verify: Some((Checksum::new(), PatternCheck::default())),
-            ..Self::timed(file_len, passes, None, 0)
+            state,
         }
-    }
-
-    /// The clock starts: the budget counts from now.
-    fn start(&mut self) -> Instant {
-        let now = Instant::now();
-        if let Some(meter) = &mut self.meter {
-            *meter = Meter::new(self.deadline_after.map(|d| now + d), self.seed);
-        }
-        now
     }
 
     /// Whether to begin another pass (one more streaming call).
     fn next_pass(&mut self) -> bool {
-        let more = self.requests < u64::from(self.passes) && self.bytes < self.max_bytes;
+        let more = self.requests < u64::from(self.passes) && self.state.bytes < self.max_bytes;
         if more {
             self.requests += 1;
             self.pos = 0;
@@ -155,12 +111,12 @@ impl Flow {
     /// Whether to wait for another chunk: the budget allows it and bytes are still wanted.
     #[inline]
     fn before(&mut self) -> bool {
-        self.bytes < self.max_bytes && self.meter.as_mut().is_none_or(Meter::before)
+        self.state.bytes < self.max_bytes && self.state.meter.as_mut().is_none_or(Meter::before)
     }
 
     /// A chunk arrived (`None`: the stream ended); `Ok(false)` once the pass is over.
     fn took(&mut self, chunk: Option<&[u8]>) -> io::Result<bool> {
-        if let Some(meter) = &mut self.meter {
+        if let Some(meter) = &mut self.state.meter {
             meter.after();
         }
         let Some(chunk) = chunk else {
@@ -180,25 +136,25 @@ impl Flow {
             ));
         }
         // A verifying pass takes no more than the timed pass did.
-        let take = (chunk.len() as u64).min(self.max_bytes - self.bytes) as usize;
+        let take = (chunk.len() as u64).min(self.max_bytes - self.state.bytes) as usize;
         let chunk = &chunk[..take];
         let end = self.pos + chunk.len() as u64;
         let mut mark = self.pos.next_multiple_of(MARK);
         while mark < end {
             let i = (mark - self.pos) as usize;
-            self.fingerprint.look(&chunk[i..=i]);
+            self.state.fingerprint.look(&chunk[i..=i]);
             mark += MARK;
         }
         if end == self.file_len && !chunk.is_empty() {
-            self.fingerprint.look(&chunk[chunk.len() - 1..]);
+            self.state.fingerprint.look(&chunk[chunk.len() - 1..]);
         }
-        if let Some((checksum, pattern)) = &mut self.verify {
+        if let Some((checksum, pattern)) = &mut self.state.verify {
             checksum.update(chunk);
             pattern.check(self.pos, chunk);
         }
         self.pos = end;
-        self.bytes += chunk.len() as u64;
-        Ok(self.bytes < self.max_bytes)
+        self.state.bytes += chunk.len() as u64;
+        Ok(self.state.bytes < self.max_bytes)
     }
 }
 
@@ -233,10 +189,10 @@ async fn run(source: &Source, form: &StreamForm, mut flow: Flow) -> io::Result<F
 
             let object = crate::sources::open_object(url).await?;
             let (store, location) = (object.store(), object.location());
-            let start = flow.start();
+            let start = flow.state.start();
             while flow.next_pass() {
                 // The `GET` is the pass's one request; its time is the pass's.
-                flow.reads += 1;
+                flow.state.reads += 1;
                 let body = store
                     .get(location)
                     .await
@@ -249,16 +205,16 @@ async fn run(source: &Source, form: &StreamForm, mut flow: Flow) -> io::Result<F
                     break;
                 }
             }
-            flow.elapsed = start.elapsed();
+            flow.state.elapsed = start.elapsed();
         }
         #[cfg(feature = "opendal")]
         StreamForm::Opendal(uri) => {
             let file = crate::opendal::open(uri).await?;
             let opendal_error = |e: opendal::Error| failed(io::Error::other(e), 0);
-            let start = flow.start();
+            let start = flow.state.start();
             while flow.next_pass() {
                 // One read of the whole range with OpenDAL's default options: one request.
-                flow.reads += 1;
+                flow.state.reads += 1;
                 let body = file
                     .operator()
                     .reader(file.path())
@@ -274,7 +230,7 @@ async fn run(source: &Source, form: &StreamForm, mut flow: Flow) -> io::Result<F
                     break;
                 }
             }
-            flow.elapsed = start.elapsed();
+            flow.state.elapsed = start.elapsed();
         }
     }
     Ok(flow)
@@ -287,7 +243,7 @@ where
     R: AsyncRead + AsyncSeek + Unpin + ?Sized,
 {
     let mut buf = vec![0u8; STREAM_BUFFER];
-    let start = flow.start();
+    let start = flow.state.start();
     'passes: while flow.next_pass() {
         if flow.requests > 1 {
             reader.seek(SeekFrom::Start(0)).await?;
@@ -302,13 +258,13 @@ where
                     other => break other?,
                 }
             };
-            flow.reads += 1;
+            flow.state.reads += 1;
             if !flow.took((n > 0).then(|| &buf[..n]))? {
                 break;
             }
         }
     }
-    flow.elapsed = start.elapsed();
+    flow.state.elapsed = start.elapsed();
     Ok(())
 }
 
@@ -347,6 +303,7 @@ fn ended_early(at: u64, len: u64) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::Checksum;
     use abi_testkit::word_pattern_vec as pattern;
 
     #[tokio::test]

@@ -12,7 +12,9 @@ use std::sync::Arc;
 /// happened (`UnexpectedEof` for a read past the end, `InvalidData` for malformed encodings,
 /// `InvalidInput` for a request no data could satisfy, the source's own kind for source
 /// failures) and whose payload is an `InputError` naming the operation, the position it started
-/// at, and the lengths involved. A source failure ends the message with the source's own
+/// at, and the lengths involved; for bytes that are not what their format requires (Lucene's
+/// `CorruptIndexException`), what was [expected](Self::expected) and what was
+/// [found](Self::found). A source failure ends the message with the source's own
 /// text (`…: open idx/_0.si: No such file or directory (os error 2)`), so the error says why
 /// in one line when printed with `{}`; it is not also the error's
 /// [`source()`](StdError::source) (which is `None`), so reporters that walk the chain
@@ -46,6 +48,8 @@ pub struct InputError {
     amount: Amount,
     available: Option<u64>,
     detail: Option<String>,
+    // Corruption: what the format requires, and what is there instead.
+    corrupt: Option<(String, String)>,
     source: Option<io::Error>,
 }
 
@@ -69,7 +73,8 @@ impl InputError {
         self.resource.as_deref()
     }
 
-    /// The operation that failed, such as `"read_bytes"` or `"read_vint"`.
+    /// The operation that failed, such as `"read_bytes"` or `"read_vint"`; `"corrupt"` for
+    /// corruption found in a format.
     pub fn operation(&self) -> &'static str {
         self.op
     }
@@ -99,6 +104,62 @@ impl InputError {
     /// malformed data, an invalid request).
     pub fn cause(&self) -> Option<&io::Error> {
         self.source.as_ref()
+    }
+
+    /// For corruption: what the format requires at [`position`](Self::position).
+    pub fn expected(&self) -> Option<&str> {
+        self.corrupt.as_ref().map(|(expected, _)| expected.as_str())
+    }
+
+    /// For corruption: what is there instead.
+    pub fn found(&self) -> Option<&str> {
+        self.corrupt.as_ref().map(|(_, found)| found.as_str())
+    }
+
+    /// An `InvalidData` error for bytes that are not what their format requires, like Lucene's
+    /// `CorruptIndexException`: `resource` holds, at `position`, something else than
+    /// `expected`: `found`. The codec checks of [`codec`](crate::lucene::codec) raise it, and
+    /// so can a format of your own, with this or
+    /// [`AsyncBufferedInput::corrupt`](crate::AsyncBufferedInput::corrupt) (which fills in the
+    /// input's resource and position):
+    ///
+    /// ```
+    /// use async_buffered_input::{AsyncBufferedInput, InputError};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(vec![9u8]))
+    ///     .with_resource("_0.tip");
+    /// let version = input.read_byte().await.unwrap();
+    /// let err = input.corrupt_at(0, "version 1 or 2", format!("version {version}"));
+    /// assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "_0.tip: corrupt at position 0: expected version 1 or 2, found version 9"
+    /// );
+    /// let corrupt = err.get_ref().unwrap().downcast_ref::<InputError>().unwrap();
+    /// assert_eq!(corrupt.resource(), Some("_0.tip"));
+    /// assert_eq!(corrupt.found(), Some("version 9"));
+    /// # }
+    /// ```
+    pub fn corrupt(
+        resource: Option<&str>,
+        position: u64,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> io::Error {
+        let (expected, found) = (expected.into(), found.into());
+        let error = Self {
+            resource: resource.map(Arc::from),
+            op: "corrupt",
+            position,
+            amount: Amount::None,
+            available: None,
+            detail: Some(format!("expected {expected}, found {found}")),
+            corrupt: Some((expected, found)),
+            source: None,
+        };
+        io::Error::new(io::ErrorKind::InvalidData, error)
     }
 }
 
@@ -155,6 +216,7 @@ impl fmt::Debug for InputError {
                 .field("amount", &self.amount)
                 .field("available", &self.available)
                 .field("detail", &self.detail)
+                .field("corrupt", &self.corrupt)
                 .field("cause", &self.source);
         })
     }
@@ -181,104 +243,12 @@ pub(crate) fn debug_as_message(
 /// No `source()`: the cause's text ends the message, and [`InputError::cause`] returns it.
 impl StdError for InputError {}
 
-/// Bytes that are not what their format requires, like Lucene's `CorruptIndexException`: which
-/// resource, where, what was expected and what was found. The payload of an `InvalidData`
-/// [`io::Error`].
-///
-/// The codec checks of [`codec`](crate::lucene::codec) raise it, and so can a format of your own, with
-/// [`AsyncBufferedInput::corrupt`](crate::AsyncBufferedInput::corrupt) (which fills in the
-/// input's resource and position) or [`CorruptError::new`]:
-///
-/// ```
-/// use async_buffered_input::{AsyncBufferedInput, CorruptError};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(vec![9u8]))
-///     .with_resource("_0.tip");
-/// let version = input.read_byte().await.unwrap();
-/// let err = input.corrupt_at(0, "version 1 or 2", format!("version {version}"));
-/// assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
-/// assert_eq!(
-///     err.to_string(),
-///     "_0.tip: corrupt at position 0: expected version 1 or 2, found version 9"
-/// );
-/// let corrupt = err.get_ref().unwrap().downcast_ref::<CorruptError>().unwrap();
-/// assert_eq!(corrupt.resource(), Some("_0.tip"));
-/// # }
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CorruptError {
-    resource: Option<String>,
-    position: u64,
-    expected: String,
-    found: String,
-}
-
-impl CorruptError {
-    /// `resource` holds, at `position`, something else than `expected`: `found`.
-    pub fn new(
-        resource: Option<String>,
-        position: u64,
-        expected: impl Into<String>,
-        found: impl Into<String>,
-    ) -> Self {
-        Self {
-            resource,
-            position,
-            expected: expected.into(),
-            found: found.into(),
-        }
-    }
-
-    /// The file, slice or object, as its input describes itself.
-    pub fn resource(&self) -> Option<&str> {
-        self.resource.as_deref()
-    }
-
-    /// Where the corrupt bytes start.
-    pub fn position(&self) -> u64 {
-        self.position
-    }
-
-    /// What the format requires there.
-    pub fn expected(&self) -> &str {
-        &self.expected
-    }
-
-    /// What is there instead.
-    pub fn found(&self) -> &str {
-        &self.found
-    }
-}
-
-impl fmt::Display for CorruptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(resource) = &self.resource {
-            write!(f, "{resource}: ")?;
-        }
-        write!(
-            f,
-            "corrupt at position {}: expected {}, found {}",
-            self.position, self.expected, self.found
-        )
-    }
-}
-
-impl StdError for CorruptError {}
-
-impl From<CorruptError> for io::Error {
-    fn from(e: CorruptError) -> Self {
-        io::Error::new(io::ErrorKind::InvalidData, e)
-    }
-}
-
 /// Whether a source error of this kind can succeed on retry: a connection reset, refused,
 /// aborted or not connected, a broken pipe, a timeout, an interrupted or would-block call, a
 /// body cut short (`UnexpectedEof`). Not `NotFound`, `PermissionDenied`, `InvalidInput`,
-/// `InvalidData` or `Other`. [`Retrying`](crate::layer::Retrying) retries these, through
-/// [`RetryPolicy::is_transient`](crate::layer::RetryPolicy::is_transient).
-pub(crate) fn is_transient(kind: io::ErrorKind) -> bool {
+/// `InvalidData` or `Other`. [`Retrying`](crate::layer::Retrying) retries these; the crate's
+/// one list of transient kinds.
+pub fn is_transient(kind: io::ErrorKind) -> bool {
     use io::ErrorKind::*;
     matches!(
         kind,
@@ -369,6 +339,7 @@ impl Error {
             amount,
             available: None,
             detail: None,
+            corrupt: None,
             source: None,
         };
         let kind = match self {

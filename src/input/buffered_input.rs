@@ -3,15 +3,11 @@ use std::future::poll_fn;
 use std::io;
 use std::ops::Range;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-
-use tokio::io::ReadBuf;
 
 use crate::error::{Amount, Error};
-use crate::input::cursor::Cursor;
 use crate::input::engine::fetcher::Fetcher;
-use crate::input::engine::read_engine::{ReadExact, Refill};
-use crate::input::fetch::seam::IntoFetch;
+use crate::input::engine::read_engine::ReadEngine;
+use crate::input::fetch::into_fetch::IntoFetch;
 use crate::input::fetch::Fetch;
 use crate::stats::Stats;
 
@@ -41,7 +37,8 @@ use crate::stats::Stats;
 ///
 /// # Seeking
 ///
-/// [`seek_to`](Self::seek_to) (and [`AsyncSeek`](tokio::io::AsyncSeek) with `Start` or
+/// [`seek_to`](Self::seek_to) (and [`AsyncSeek`](tokio::io::AsyncSeek) on its
+/// [`TokioIo`](crate::interop::TokioIo), with `Start` or
 /// `Current`) never does I/O: it only moves the position. A target inside the window is served from it, backward or forward;
 /// any other target is fetched by the next read. `SeekFrom::End` needs the source's length,
 /// which is asked once and then known.
@@ -89,7 +86,7 @@ use crate::stats::Stats;
 ///   [`open`](Self::open)) or found on the way (a request that came back short, or empty
 ///   where the last read ended), and after any fetch at or past the end;
 /// - after a read that failed with an error a retry can get past (one of the kinds
-///   [`RetryPolicy::is_transient`](crate::layer::RetryPolicy::is_transient) names, except
+///   [`layer::is_transient`](crate::layer::is_transient) names, except
 ///   `UnexpectedEof`) having got part of its bytes (from the window, straight from the
 ///   source, or a varint's or a string's length prefix): those bytes, at most
 ///   16 MiB from the position, so that its retry
@@ -135,19 +132,13 @@ use crate::stats::Stats;
 /// # }
 /// ```
 pub struct AsyncBufferedInput<F> {
-    // The input's only position (with the counts of the bytes handed out): fetchers are asked
-    // for bytes at an offset and keep no position of their own in step with it. It is
-    // independent of the window (in `refill`): when the window holds the bytes at the position
-    // they are served from it, otherwise the next read fetches them. Keeping the position apart
-    // from the window is what makes every read all-or-nothing: a read works on offsets and only
-    // moves the position once it has all its bytes.
-    cursor: Cursor,
+    // The read engine: the position, the window, the fetcher, the bytes kept for a retry, the
+    // checksum. Every read goes through it.
+    engine: ReadEngine<F>,
     // A `SeekFrom::End` started through `AsyncSeek` before the length was known.
     end_seek: Option<EndSeek>,
     // What the input reads, for errors: a path, a URL, "slice NAME [a..b) of PATH".
     resource: Arc<str>,
-    // The read engine: the window, the fetcher, the bytes kept for a retry, the checksum.
-    refill: Refill<F>,
 }
 
 /// A `SeekFrom::End(offset)` waiting for the length, started when the position was `from`.
@@ -202,10 +193,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         }
         let fetch = source.into_fetch();
         Ok(Self {
-            cursor: Cursor::default(),
             end_seek: None,
             resource: fetch.resource(),
-            refill: Refill::new(capacity, Fetcher::new(fetch)),
+            engine: ReadEngine::new(capacity, Fetcher::new(fetch)),
         })
     }
 
@@ -220,12 +210,12 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// here: it voids the checksum, and the next [`checksum`](Self::checksum) or
     /// [`check_footer`](crate::lucene::codec::check_footer) fails. To have the seek itself refused, as
     /// Lucene's `BufferedChecksumIndexInput.seek` does, use [`try_seek_to`](Self::try_seek_to)
-    /// (or [`AsyncSeek`](tokio::io::AsyncSeek), which refuses it too).
+    /// (or [`AsyncSeek`](tokio::io::AsyncSeek) on its [`TokioIo`](crate::interop::TokioIo), which
+    /// refuses it too).
     #[inline]
     pub fn seek_to(&mut self, pos: u64) {
         self.end_seek = None;
-        self.refill.note_seek(self.cursor.pos(), pos);
-        self.move_to(pos);
+        self.engine.seek_to(pos);
     }
 
     /// [`seek_to`](Self::seek_to), refusing a seek back while
@@ -271,11 +261,11 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     ///
     /// `InvalidInput` if the new position would overflow a `u64`; the position is unchanged.
     pub fn skip_bytes(&mut self, n: u64) -> io::Result<()> {
-        let Some(pos) = self.cursor.pos().checked_add(n) else {
+        let Some(pos) = self.engine.position().checked_add(n) else {
             return Err(self.error(
                 Error::InvalidInput(format!("skipping {n} bytes overflows the position")),
                 "skip_bytes",
-                self.cursor.pos(),
+                self.engine.position(),
                 Amount::None,
             ));
         };
@@ -286,7 +276,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// The position of the next byte to read. Never does I/O.
     #[inline]
     pub fn position(&self) -> u64 {
-        self.cursor.pos()
+        self.engine.position()
     }
 
     /// The source's length in bytes: asked once (for a stream, with a seek to its end), then
@@ -301,8 +291,8 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// Cancel safe: nothing is consumed, and a request the dropped future started is picked up
     /// (or, for a stream, completed) by the next operation.
     pub async fn length(&mut self) -> io::Result<u64> {
-        let at = self.cursor.pos();
-        poll_fn(|cx| self.poll_length(cx))
+        let at = self.engine.position();
+        poll_fn(|cx| self.engine.fetcher_mut().poll_length(cx))
             .await
             .map_err(|e| self.error(e, "length", at, Amount::None))
     }
@@ -315,19 +305,19 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// The window's size in bytes.
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.refill.capacity()
+        self.engine.capacity()
     }
 
     /// The unread part of the window: the bytes from [`position`](Self::position) that are
     /// already buffered (empty if the position is outside the window).
     #[inline]
     pub fn buffer(&self) -> &[u8] {
-        self.window_at(self.cursor.pos())
+        self.engine.window().bytes_from(self.engine.position())
     }
 
     /// The range of offsets the window holds. A seek inside it (ends included) costs no I/O.
     pub(crate) fn window_range(&self) -> Range<u64> {
-        let window = self.refill.window();
+        let window = self.engine.window();
         window.start()..window.end()
     }
 
@@ -341,7 +331,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// A snapshot of the counters of work done so far.
     #[inline]
     pub fn stats(&self) -> Stats {
-        self.refill.fetcher().stats() + self.cursor.counts()
+        self.engine.stats()
     }
 
     /// What the input reads, as its errors name it: a path for a file opened with
@@ -367,19 +357,19 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// the checksum: the next read allocates and fetches again. For inputs kept open but idle
     /// (see [Memory](Self#memory)): an idle input does not release its chunks by itself.
     pub fn release(&mut self) {
-        self.refill.release(self.cursor.pos());
+        self.engine.release();
     }
 
     /// The fetcher: for a [`PositionalFetch`](crate::PositionalFetch), the source and
     /// the read-ahead.
     pub(crate) fn fetcher(&self) -> &F {
-        self.refill.fetcher().get_ref()
+        self.engine.fetcher().get_ref()
     }
 
     /// The fetcher, mutably (for example to change a
     /// [`PositionalFetch`](crate::PositionalFetch)'s read-ahead). The window is kept.
     pub(crate) fn fetcher_mut(&mut self) -> &mut F {
-        self.refill.fetcher_mut().get_mut()
+        self.engine.fetcher_mut().get_mut()
     }
 
     /// [`fetcher`](Self::fetcher), for this crate's tests.
@@ -414,162 +404,36 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         Arc::clone(&self.resource)
     }
 
-    /// The window's bytes from offset `at` on; empty when `at` is outside the window.
-    #[inline]
-    pub(super) fn window_at(&self, at: u64) -> &[u8] {
-        self.refill.window().bytes_from(at)
-    }
-
-    /// The window's bytes `[at, at + len)`, or `None` unless it holds them all: the fast path
-    /// of `read_bytes`.
+    /// The read engine: the position, the window and the way to the source.
     #[inline(always)]
-    pub(super) fn window_get(&self, at: u64, len: usize) -> Option<&[u8]> {
-        self.refill.window().get(at, len)
+    pub(super) fn engine(&self) -> &ReadEngine<F> {
+        &self.engine
     }
 
-    /// Consumes `n` bytes of the window at the position; the caller has checked they are there.
-    #[inline]
-    pub(super) fn consume_window(&mut self, n: usize) {
-        debug_assert!(
-            n <= self.buffer().len(),
-            "consume_window({n}) past the window"
-        );
-        self.cursor.advance(n); // counted by `stats()`
+    /// The read engine, mutably.
+    #[inline(always)]
+    pub(super) fn engine_mut(&mut self) -> &mut ReadEngine<F> {
+        &mut self.engine
     }
 
     /// The window's bytes from the position, the position itself (for a
-    /// [`WindowView`](crate::input::WindowView) to move past what it consumes, as a window hit does)
-    /// and the resource.
+    /// [`WindowView`](crate::input::WindowView) to move past what it consumes, as a window hit
+    /// does) and the resource.
     pub(super) fn window_and_position(&mut self) -> (&[u8], &mut u64, &Arc<str>) {
-        (
-            self.refill.window().bytes_from(self.cursor.pos()),
-            self.cursor.pos_mut(),
-            &self.resource,
-        )
-    }
-
-    /// Completes a read of `total` bytes that started at `at` (the position) and went through
-    /// a slow path: moves the position past them and counts them, `direct` of them read straight
-    /// into the caller's buffer and the rest through the window.
-    pub(super) fn finish_read(&mut self, at: u64, total: usize, direct: usize) {
-        debug_assert_eq!(
-            at,
-            self.cursor.pos(),
-            "a read finishing away from the position"
-        );
-        debug_assert!(direct <= total);
-        self.cursor.finish_read(total, direct);
-        self.refill.clear_kept();
-    }
-
-    /// The position and the counts of the bytes handed out.
-    pub(super) fn cursor(&self) -> &Cursor {
-        &self.cursor
-    }
-
-    /// The position and the counts of the bytes handed out, mutably.
-    pub(super) fn cursor_mut(&mut self) -> &mut Cursor {
-        &mut self.cursor
-    }
-
-    /// The read engine.
-    pub(super) fn refill(&self) -> &Refill<F> {
-        &self.refill
-    }
-
-    /// The read engine, mutably (the position stays the input's).
-    pub(super) fn refill_mut(&mut self) -> &mut Refill<F> {
-        &mut self.refill
-    }
-
-    /// [`Refill::poll_fill_at`] at the position.
-    pub(super) fn poll_fill_at(
-        &mut self,
-        cx: &mut Context<'_>,
-        at: u64,
-        need: usize,
-    ) -> Poll<Result<(), Error>> {
-        self.refill.poll_fill_at(cx, at, need, self.cursor.pos())
-    }
-
-    /// [`Refill::poll_read_exact_at`] at the position.
-    pub(super) fn poll_read_exact_at(
-        &mut self,
-        cx: &mut Context<'_>,
-        at: u64,
-        dst: &mut [u8],
-        state: &mut ReadExact,
-    ) -> Poll<Result<(), Error>> {
-        self.refill
-            .poll_read_exact_at(cx, at, dst, state, self.cursor.pos())
-    }
-
-    /// [`Refill::keep_for_retry`] at the position.
-    pub(super) fn keep_for_retry(
-        &mut self,
-        at: u64,
-        len: usize,
-        e: &Error,
-        fill: impl FnOnce(usize, &mut [u8]),
-    ) {
-        self.refill
-            .keep_for_retry(at, len, e, self.cursor.pos(), fill);
-    }
-
-    /// [`Refill::poll_take_kept`] at the position.
-    pub(super) fn poll_take_kept(
-        &mut self,
-        cx: &mut Context<'_>,
-        at: u64,
-        dst: &mut [u8],
-    ) -> Poll<Result<usize, Error>> {
-        self.refill.poll_take_kept(cx, at, dst, self.cursor.pos())
-    }
-
-    /// [`Refill::poll_fold_until`] at the position.
-    pub(super) fn poll_fold_until(
-        &mut self,
-        cx: &mut Context<'_>,
-        until: u64,
-    ) -> Poll<Result<(), Error>> {
-        self.refill.poll_fold_until(cx, until, self.cursor.pos())
-    }
-
-    /// [`Refill::poll_fetch_into`] at the position.
-    pub(super) fn poll_fetch_into(
-        &mut self,
-        cx: &mut Context<'_>,
-        at: u64,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<Result<usize, Error>> {
-        self.refill.poll_fetch_into(cx, at, buf, self.cursor.pos())
-    }
-
-    /// One fetch at `at` into `buf`, past the window and the checksum: how many bytes came.
-    pub(super) fn poll_fetch_at(
-        &mut self,
-        cx: &mut Context<'_>,
-        at: u64,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<Result<usize, Error>> {
-        self.refill.fetcher_mut().poll_fetch_at(cx, at, buf)
-    }
-
-    /// The length, asked of the fetcher once, as an internal error.
-    pub(super) fn poll_length(&mut self, cx: &mut Context<'_>) -> Poll<Result<u64, Error>> {
-        self.refill.fetcher_mut().poll_length(cx)
+        let (bytes, position) = self.engine.window_and_position();
+        (bytes, position, &self.resource)
     }
 
     /// The fetcher, dropping the window.
     pub(super) fn into_fetch(self) -> F {
-        self.refill.into_fetcher().into_inner()
+        self.engine.into_fetcher().into_inner()
     }
 
     /// Leaves a `SeekFrom::End(offset)` pending until the length is known (`AsyncSeek`).
     pub(super) fn pend_end_seek(&mut self, offset: i64) {
         self.end_seek = Some(EndSeek {
             offset,
-            from: self.cursor.pos(),
+            from: self.engine.position(),
         });
     }
 
@@ -577,7 +441,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// started: then it is abandoned, and forgotten.
     pub(super) fn pending_end_seek(&mut self) -> Option<i64> {
         let end_seek = self.end_seek?;
-        if end_seek.from != self.cursor.pos() {
+        if end_seek.from != self.engine.position() {
             self.end_seek = None;
             return None;
         }
@@ -592,19 +456,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// Refuses a seek to `to` if it goes back while checksumming (the fallible seeks).
     #[inline]
     pub(super) fn check_seek(&self, to: u64) -> io::Result<()> {
-        self.refill
-            .check_seek(self.cursor.pos(), to)
-            .map_err(|e| self.error(e, "seek", self.cursor.pos(), Amount::None))
-    }
-
-    // ----- private helpers -----
-
-    /// Sets the position to `pos` for anything but a window read (those only advance `pos`):
-    /// books the window reads since the last move first, and drops the bytes kept for a retry.
-    #[inline]
-    fn move_to(&mut self, pos: u64) {
-        self.cursor.move_to(pos);
-        self.refill.clear_kept();
+        self.engine
+            .check_seek(to)
+            .map_err(|e| self.error(e, "seek", self.engine.position(), Amount::None))
     }
 }
 
@@ -612,15 +466,15 @@ impl<F: fmt::Debug> fmt::Debug for AsyncBufferedInput<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AsyncBufferedInput")
             .field("resource", &self.resource)
-            .field("fetch", self.refill.fetcher().get_ref())
-            .field("position", &self.cursor.pos())
+            .field("fetch", self.engine.fetcher().get_ref())
+            .field("position", &self.engine.position())
             .field(
                 "window",
-                &(self.refill.window().start()..self.refill.window().end()),
+                &(self.engine.window().start()..self.engine.window().end()),
             )
             .field(
                 "filled",
-                &format_args!("{}/{}", self.refill.window().len(), self.refill.capacity()),
+                &format_args!("{}/{}", self.engine.window().len(), self.engine.capacity()),
             )
             .finish()
     }

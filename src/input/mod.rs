@@ -13,15 +13,13 @@
 //!
 //! The machinery under it, top to bottom:
 //! - `window_read`: the future behind the hot reads (window hit inline, slow path out of line);
-//! - `cursor`: the position, and the counts of the bytes handed out;
-//! - `engine`: the read engine, which refills the window and reads past it, with the bytes it
-//!   holds (`window`), what a failed read fetched (`kept`) and its fetcher (`fetcher`);
+//! - `engine`: the read engine, the position and the window, which refills the window and
+//!   reads past it, with what a failed read fetched (`kept`) and its fetcher (`fetcher`);
 //! - `fetch`: the seam to the source: [`StreamFetch`](fetch::StreamFetch),
 //!   [`PositionalFetch`](fetch::PositionalFetch) and its [`ReadAhead`](fetch::ReadAhead).
 
 mod buffered_input;
 mod checksum;
-mod cursor;
 mod decode;
 mod engine;
 pub(crate) mod fetch;

@@ -7,7 +7,7 @@ use std::task::{ready, Context, Poll};
 use bytes::Bytes;
 
 use crate::error::{Amount, Error};
-use crate::input::engine::read_engine::ReadExact;
+use crate::input::engine::read_exact::ReadExact;
 use crate::input::fetch::Fetch;
 use crate::input::window_read::{ReadFuture, WindowRead};
 use crate::input::AsyncBufferedInput;
@@ -131,32 +131,32 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             return Ok(Bytes::new());
         }
         if len <= self.capacity() {
-            poll_fn(|cx| self.poll_fill_at(cx, at, len))
+            poll_fn(|cx| self.engine_mut().poll_fill_at(cx, at, len))
                 .await
                 .map_err(|e| self.error(e, OP, at, amount))?;
-            let available = self.window_at(at).len();
+            let available = self.engine().window().bytes_from(at).len();
             if available < len {
                 return Err(self.error(Error::eof(available as u64), OP, at, amount));
             }
             if len < self.capacity() / SHARE_FRACTION {
-                let copy = Bytes::copy_from_slice(&self.window_at(at)[..len]);
-                self.consume_window(len);
+                let copy = Bytes::copy_from_slice(&self.engine().window().bytes_from(at)[..len]);
+                self.engine_mut().consume_window(len);
                 return Ok(copy);
             }
             // Hand out the window's prefix up to the end of the request; the window keeps the
             // bytes after it (and allocates a new buffer at its next refill). What it hands out
             // leaves the window: checksum it first (the window holds it: no I/O).
-            if self.refill().checksum().is_some() {
-                poll_fn(|cx| self.poll_fold_until(cx, at + len as u64))
+            if self.engine().checksum().is_some() {
+                poll_fn(|cx| self.engine_mut().poll_fold_until(cx, at + len as u64))
                     .await
                     .map_err(|e| self.error(e, OP, at, amount))?;
             }
-            let end = (at - self.refill().window().start()) as usize + len;
-            let head = self.refill_mut().split_window(end);
-            self.finish_read(at, len, 0);
+            let end = (at - self.engine().window().start()) as usize + len;
+            let head = self.engine_mut().split_window(end);
+            self.engine_mut().finish_read(at, len, 0);
             return Ok(head.slice(end - len..));
         }
-        let length = poll_fn(|cx| self.poll_length(cx))
+        let length = poll_fn(|cx| self.engine_mut().fetcher_mut().poll_length(cx))
             .await
             .map_err(|e| self.error(e, OP, at, amount))?;
         let available = length.saturating_sub(at);
@@ -165,10 +165,13 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         }
         let mut out = vec![0u8; len];
         let mut exact = ReadExact::default();
-        poll_fn(|cx| self.poll_read_exact_at(cx, at, &mut out, &mut exact))
-            .await
-            .map_err(|e| self.error(e, OP, at, amount))?;
-        self.finish_read(at, len, exact.direct());
+        poll_fn(|cx| {
+            self.engine_mut()
+                .poll_read_exact_at(cx, at, &mut out, &mut exact)
+        })
+        .await
+        .map_err(|e| self.error(e, OP, at, amount))?;
+        self.engine_mut().finish_read(at, len, exact.direct());
         Ok(Bytes::from(out))
     }
 }
@@ -186,8 +189,12 @@ impl<F: Fetch> WindowRead<F> for ReadByte {
 
     #[inline(always)]
     fn fast(&mut self, input: &mut AsyncBufferedInput<F>) -> Option<u8> {
-        let b = *input.window_at(input.position()).first()?;
-        input.consume_window(1);
+        let b = *input
+            .engine()
+            .window()
+            .bytes_from(input.position())
+            .first()?;
+        input.engine_mut().consume_window(1);
         Some(b)
     }
 
@@ -198,11 +205,11 @@ impl<F: Fetch> WindowRead<F> for ReadByte {
         cx: &mut Context<'_>,
     ) -> Poll<Result<u8, Error>> {
         let at = input.position();
-        ready!(input.poll_fill_at(cx, at, 1))?;
-        let Some(&b) = input.window_at(at).first() else {
+        ready!(input.engine_mut().poll_fill_at(cx, at, 1))?;
+        let Some(&b) = input.engine().window().bytes_from(at).first() else {
             return Poll::Ready(Err(Error::eof(0)));
         };
-        input.consume_window(1);
+        input.engine_mut().consume_window(1);
         Poll::Ready(Ok(b))
     }
 }
@@ -222,9 +229,13 @@ impl<F: Fetch> WindowRead<F> for ReadBytes<'_> {
 
     #[inline(always)]
     fn fast(&mut self, input: &mut AsyncBufferedInput<F>) -> Option<()> {
-        self.dst
-            .copy_from_slice(input.window_get(input.position(), self.dst.len())?);
-        input.consume_window(self.dst.len());
+        self.dst.copy_from_slice(
+            input
+                .engine()
+                .window()
+                .get(input.position(), self.dst.len())?,
+        );
+        input.engine_mut().consume_window(self.dst.len());
         Some(())
     }
 
@@ -235,8 +246,12 @@ impl<F: Fetch> WindowRead<F> for ReadBytes<'_> {
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
         let at = input.position();
-        ready!(input.poll_read_exact_at(cx, at, self.dst, exact))?;
-        input.finish_read(at, self.dst.len(), exact.direct());
+        ready!(input
+            .engine_mut()
+            .poll_read_exact_at(cx, at, self.dst, exact))?;
+        input
+            .engine_mut()
+            .finish_read(at, self.dst.len(), exact.direct());
         Poll::Ready(Ok(()))
     }
 }

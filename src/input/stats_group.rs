@@ -53,12 +53,11 @@ impl<F: Fetch> AsyncBufferedInput<F> {
 
     /// The stats group the input counts its work in, if any.
     pub fn stats_group(&self) -> Option<&StatsGroup> {
-        self.cursor().group()
+        self.engine().stats_group()
     }
 
     /// Joins `group`: the input's cursor (bytes handed out) and fetcher (fetches) publish there.
     pub(super) fn join_stats_group(&mut self, group: &StatsGroup) {
-        self.cursor_mut().join(group);
-        self.refill_mut().fetcher_mut().join(group);
+        self.engine_mut().join_stats_group(group);
     }
 }

@@ -5,7 +5,6 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::error::source_error::SourceError;
-use crate::layer::DeadlineStats;
 use crate::source::forward::forward;
 use crate::source::PositionalSource;
 use crate::stats::metrics;
@@ -25,15 +24,16 @@ use crate::stats::metrics;
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::layer::{Deadline, Retrying, RetryPolicy};
+/// use async_buffered_input::layer::{Deadline, Retrying};
 /// use async_buffered_input::source::MemorySource;
 /// use std::time::Duration;
 ///
-/// let source = Retrying::new(
-///     Deadline::new(MemorySource::new(vec![0u8; 100]), Duration::from_secs(2), 1 << 20),
-///     RetryPolicy::default(),
-/// );
-/// # let _ = source;
+/// let source = Retrying::new(Deadline::new(
+///     MemorySource::new(vec![0u8; 100]),
+///     Duration::from_secs(2),
+///     1 << 20,
+/// ));
+/// assert_eq!(source.get_ref().deadlines_hit(), 0);
 /// ```
 #[derive(Debug)]
 pub struct Deadline<S> {
@@ -71,12 +71,14 @@ impl<S> Deadline<S> {
         self.base.saturating_add(transfer)
     }
 
-    /// What it has seen so far.
-    pub fn stats(&self) -> DeadlineStats {
-        DeadlineStats {
-            requests: self.requests.load(Ordering::Relaxed),
-            deadlines_hit: self.deadlines_hit.load(Ordering::Relaxed),
-        }
+    /// Requests sent through it so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Requests cut at their deadline so far (each became a `TimedOut` error).
+    pub fn deadlines_hit(&self) -> u64 {
+        self.deadlines_hit.load(Ordering::Relaxed)
     }
 
     fn timed_out(&self, what: String, deadline: Duration) -> io::Error {

@@ -1,27 +1,31 @@
 //! Layers: positional sources that wrap another source and change how its requests go.
 //!
-//! - [`Retrying`]: failed requests retried, as a [`RetryPolicy`] says (jittered backoff);
-//! - [`Hedged`]: slow requests get a second, identical request (a hedge), as a [`HedgePolicy`]
-//!   says;
+//! - [`Retrying`]: failed requests retried, with jittered backoff; [`is_transient`] says which
+//!   errors are;
+//! - [`Hedged`]: slow requests get a second, identical request (a hedge), after a delay
+//!   learned or fixed, within a budget;
 //! - [`Limited`]: requests wait for a turn from a [`RequestLimiter`] shared by every source on
 //!   one store; near reads waiting for a turn share one request;
 //! - [`Deadline`]: requests fail with `TimedOut` when they take longer than a deadline growing
 //!   with their size;
-//! - [`SlowLink`]: a simulated network link (latency and bandwidth), for tests and benchmarks.
 //!
 //! For a remote store, compose them as `Cached<Retrying<Hedged<Limited<Deadline<S>>>>>` (why:
 //! see [`Hedged`]); [`Cached`](crate::cache::Cached) is in [`cache`](crate::cache).
 
 mod deadline;
-mod deadline_stats;
 mod hedge;
 mod limit;
 mod retrying;
+// A simulated network link, for this crate's tests and benchmarks: through the test kit
+// (`abi_testkit::SlowLink`), not part of the API.
+#[cfg(any(test, feature = "test-util"))]
 mod slow_link;
 
+pub use crate::error::is_transient;
 pub use deadline::Deadline;
-pub use deadline_stats::DeadlineStats;
-pub use hedge::{HedgePolicy, HedgeStats, Hedged};
+pub use hedge::{HedgeStats, Hedged};
 pub use limit::{Limited, LimiterStats, RequestLimiter};
-pub use retrying::{RetryPolicy, Retrying};
+pub use retrying::Retrying;
+#[cfg(any(test, feature = "test-util"))]
+#[doc(hidden)]
 pub use slow_link::SlowLink;

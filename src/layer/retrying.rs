@@ -25,13 +25,15 @@ use crate::source::PositionalSource;
 ///
 /// ```
 /// use async_buffered_input::PositionalFetch;
-/// use async_buffered_input::layer::{Retrying, RetryPolicy};
+/// use async_buffered_input::layer::Retrying;
 /// use async_buffered_input::source::MemorySource;
 /// use async_buffered_input::AsyncBufferedInput;
 /// use std::time::Duration;
 ///
-/// let policy = RetryPolicy::new(4).with_backoff(Duration::from_millis(20), Duration::from_secs(1));
-/// let source = Retrying::new(MemorySource::new(vec![0u8; 100]), policy);
+/// let source = Retrying::new(MemorySource::new(vec![0u8; 100]))
+///     .with_attempts(4)
+///     .with_backoff(Duration::from_millis(20), Duration::from_secs(1));
+/// assert_eq!(source.attempts(), 4);
 /// let input = AsyncBufferedInput::new(PositionalFetch::new(source));
 /// # let _ = input;
 /// ```
@@ -45,10 +47,8 @@ pub struct Retrying<S> {
 /// the first failure and twice as long after each next one, at most `max_backoff`, each wait
 /// with a random part added (jitter, up to as much again), so that inputs that failed
 /// together do not retry in lockstep.
-///
-/// The default: 3 attempts, 50 ms then 100 ms (before jitter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RetryPolicy {
+struct RetryPolicy {
     // At least 1.
     attempts: u32,
     first_backoff: Duration,
@@ -56,40 +56,6 @@ pub struct RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// At most `attempts` tries in all (1: no retry), with the default backoff.
-    ///
-    /// # Panics
-    ///
-    /// If `attempts` is 0.
-    pub fn new(attempts: u32) -> Self {
-        assert!(attempts > 0, "a RetryPolicy needs at least 1 attempt");
-        Self {
-            attempts,
-            ..Self::default()
-        }
-    }
-
-    /// Waits `first` after the first failure, doubling up to `max` (builder style).
-    #[must_use]
-    pub fn with_backoff(mut self, first: Duration, max: Duration) -> Self {
-        self.first_backoff = first;
-        self.max_backoff = max.max(first);
-        self
-    }
-
-    /// The most tries in all.
-    pub fn attempts(&self) -> u32 {
-        self.attempts
-    }
-
-    /// Whether an error of this kind can succeed on retry: a connection reset, refused,
-    /// aborted or not connected, a broken pipe, a timeout, an interrupted or would-block call,
-    /// a body cut short (`UnexpectedEof`). The crate's one list of transient kinds, kept with
-    /// its errors.
-    pub fn is_transient(kind: io::ErrorKind) -> bool {
-        crate::error::is_transient(kind)
-    }
-
     /// The waits between the tries of one request: `first_backoff` doubling up to
     /// `max_backoff`, each with up to as much again added at random (backon's jitter); a
     /// `seed` makes the random part repeatable (tests).
@@ -118,19 +84,45 @@ impl Default for RetryPolicy {
 }
 
 impl<S> Retrying<S> {
-    /// Wraps `inner`, retrying as `policy` says.
-    pub fn new(inner: S, policy: RetryPolicy) -> Self {
-        Self { inner, policy }
+    /// Wraps `inner`, retrying with the default policy: 3 attempts in all, waiting 50 ms then
+    /// 100 ms (before jitter), at most 1 s.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            policy: RetryPolicy::default(),
+        }
+    }
+
+    /// At most `attempts` tries in all (1: no retry), builder style.
+    ///
+    /// # Panics
+    ///
+    /// If `attempts` is 0.
+    #[must_use]
+    pub fn with_attempts(mut self, attempts: u32) -> Self {
+        assert!(attempts > 0, "Retrying needs at least 1 attempt");
+        self.policy.attempts = attempts;
+        self
+    }
+
+    /// Waits `first` after the first failure, doubling up to `max` (builder style); each wait
+    /// gets a random part of up to as much again, so that inputs that failed together do not
+    /// retry in lockstep.
+    #[must_use]
+    pub fn with_backoff(mut self, first: Duration, max: Duration) -> Self {
+        self.policy.first_backoff = first;
+        self.policy.max_backoff = max.max(first);
+        self
+    }
+
+    /// The most tries in all.
+    pub fn attempts(&self) -> u32 {
+        self.policy.attempts
     }
 
     /// The wrapped source.
     pub fn get_ref(&self) -> &S {
         &self.inner
-    }
-
-    /// The policy.
-    pub fn policy(&self) -> RetryPolicy {
-        self.policy
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or the attempts are spent.
@@ -189,8 +181,10 @@ mod tests {
 
     #[test]
     fn backoff_doubles_up_to_the_maximum_with_jitter() {
-        let policy =
-            RetryPolicy::new(7).with_backoff(Duration::from_millis(10), Duration::from_millis(50));
+        let policy = Retrying::new(())
+            .with_attempts(7)
+            .with_backoff(Duration::from_millis(10), Duration::from_millis(50))
+            .policy;
         let base = [10, 20, 40, 50, 50, 50];
         let waits: Vec<_> = policy.waits(Some(1)).map(|w| w.as_micros()).collect();
         assert_eq!(

@@ -29,7 +29,7 @@ use crate::source::PositionalSource;
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::layer::SlowLink;
+/// use abi_testkit::SlowLink;
 /// use async_buffered_input::source::{MemorySource, PositionalSource};
 /// use std::time::Duration;
 ///

@@ -32,7 +32,7 @@
 //! # }
 //! ```
 //!
-//! Every check fails with an `InvalidData` error carrying a [`CorruptError`](crate::CorruptError): the resource,
+//! Every check fails with an `InvalidData` error carrying a [`InputError`](crate::InputError) (corruption): the resource,
 //! the position, what was expected and what was found, like Lucene's `CorruptIndexException`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -66,7 +66,7 @@ pub(crate) struct IndexHeader {
 ///
 /// # Errors
 ///
-/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a wrong magic, codec name or version; the read's
+/// `InvalidData` with a [`InputError`](crate::InputError) (corruption) for a wrong magic, codec name or version; the read's
 /// own error if the data ends or the source fails.
 ///
 /// # Cancel safety
@@ -199,7 +199,7 @@ pub async fn check_index_header<F: Fetch>(
 ///
 /// # Errors
 ///
-/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a misplaced or malformed footer or a CRC that
+/// `InvalidData` with a [`InputError`](crate::InputError) (corruption) for a misplaced or malformed footer or a CRC that
 /// differs; `InvalidInput` if the input is not checksumming from 0 or a seek went back; the
 /// source's own error kind if it fails.
 ///
@@ -232,7 +232,7 @@ pub async fn check_footer<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> io::Re
 ///
 /// # Errors
 ///
-/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a file shorter than a footer or a malformed one;
+/// `InvalidData` with a [`InputError`](crate::InputError) (corruption) for a file shorter than a footer or a malformed one;
 /// the source's own error kind if it fails.
 ///
 /// # Cancel safety
@@ -256,7 +256,7 @@ pub async fn retrieve_checksum<F: Fetch>(input: &mut AsyncBufferedInput<F>) -> i
 ///
 /// # Errors
 ///
-/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a file shorter than a footer, a
+/// `InvalidData` with a [`InputError`](crate::InputError) (corruption) for a file shorter than a footer, a
 /// malformed footer or a CRC that differs; the source's own error kind if it fails.
 ///
 /// # Cancel safety
@@ -316,7 +316,7 @@ pub async fn checksum_entire_file<F: Fetch>(input: &mut AsyncBufferedInput<F>) -
 ///
 /// # Errors
 ///
-/// `InvalidData` with a [`CorruptError`](crate::CorruptError) for a malformed footer or a CRC
+/// `InvalidData` with a [`InputError`](crate::InputError) (corruption) for a malformed footer or a CRC
 /// that differs.
 pub fn check_footer_bytes<F: Fetch>(
     input: &AsyncBufferedInput<F>,

@@ -44,7 +44,7 @@ impl CompoundDirectory {
     /// # Errors
     ///
     /// The directory's error naming the file if one cannot be opened or read; `InvalidData`
-    /// with a [`CorruptError`](crate::CorruptError) naming the file for a wrong header, id or
+    /// with a [`InputError`](crate::InputError) (corruption) naming the file for a wrong header, id or
     /// `.cfe` checksum, an entry outside the `.cfs`, or a `.cfs` shorter than a footer.
     ///
     /// # Cancel safety
@@ -159,7 +159,7 @@ impl CompoundDirectory {
     /// # Errors
     ///
     /// The read's error if the `.cfs` cannot be read; `InvalidData` with a
-    /// [`CorruptError`](crate::CorruptError) for a footer or checksum that is wrong: a
+    /// [`InputError`](crate::InputError) (corruption) for a footer or checksum that is wrong: a
     /// sub-file's first (named as its slice, "slice NAME [a..b) of PATH"), then the file's own.
     ///
     /// # Cancel safety

@@ -40,7 +40,7 @@ impl SegmentInfo {
     /// # Errors
     ///
     /// The directory's error naming the file if it cannot be opened or read; `InvalidData`
-    /// with a [`CorruptError`](crate::CorruptError) naming the file and the position for a
+    /// with a [`InputError`](crate::InputError) (corruption) naming the file and the position for a
     /// wrong header, id, field or checksum.
     ///
     /// # Cancel safety

@@ -105,9 +105,9 @@ impl SegmentInfos {
     /// # Errors
     ///
     /// The directory's error naming the file if one cannot be opened or read; `InvalidData`
-    /// with a [`CorruptError`](crate::CorruptError) naming the file and the position for a
-    /// wrong header, generation, field or checksum. The commit file's own errors come first,
-    /// then those of the `.si` files in the commit's order.
+    /// with an [`InputError`](crate::InputError) (corruption) naming the file and the
+    /// position for a wrong header, generation, field or checksum. The commit file's own errors
+    /// come first, then those of the `.si` files in the commit's order.
     ///
     /// # Cancel safety
     ///

@@ -31,10 +31,10 @@ pub struct Verified {
 /// # Errors
 ///
 /// The failure of the first file, in the commit's order, that fails: the directory's error
-/// naming the file if it is missing or cannot be read; `InvalidData` with a
-/// [`CorruptError`](crate::CorruptError) naming the file (and a compound file's sub-file as
-/// "slice NAME [a..b) of PATH") for a wrong checksum or footer. Once a file has failed, no
-/// other starts and those after it in the commit's order are abandoned.
+/// naming the file if it is missing or cannot be read; `InvalidData` with an
+/// [`InputError`](crate::InputError) (corruption) naming the file (and a compound file's
+/// sub-file as "slice NAME [a..b) of PATH") for a wrong checksum or footer. Once a file has
+/// failed, no other starts and those after it in the commit's order are abandoned.
 ///
 /// # Cancel safety
 ///

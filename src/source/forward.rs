@@ -8,7 +8,7 @@
 /// [`Hedged`](crate::layer::Hedged)); `forward!(* => …)` to what `self` dereferences to (`Arc<S>`,
 /// `Box<S>`). A method may carry doc comments, written before its name; they become its docs.
 /// Only a method whose answer is the inner source's, unchanged, belongs in the list: a wrapper
-/// that changes one (a [`SlowLink`](crate::layer::SlowLink) does not serve `try_read_at` at once, a
+/// that changes one (a `SlowLink` (the test kit's) does not serve `try_read_at` at once, a
 /// [`Retrying`](crate::layer::Retrying) retries `len`) writes that one out.
 macro_rules! forward {
     ($inner:tt => $($(#[$doc:meta])* $method:ident),+ $(,)?) => {

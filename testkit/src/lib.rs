@@ -68,6 +68,9 @@ mod zipf;
 
 pub use assert_bytes::assert_bytes;
 pub use assert_text::{assert_contains, assert_count};
+/// A simulated network link (per-request latency, shared bandwidth) over any positional
+/// source, deterministic under tokio's paused time: the crate's, kept out of its public API.
+pub use async_buffered_input::layer::SlowLink;
 pub use binary_size::binary_size;
 pub use count_sink::{CountSink, ReadOutcome};
 pub use counting::Counting;

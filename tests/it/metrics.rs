@@ -4,9 +4,7 @@
 use std::time::Duration;
 
 use abi_testkit::{Delay, Scripted};
-use async_buffered_input::layer::{
-    Deadline, HedgePolicy, Hedged, RequestLimiter, RetryPolicy, Retrying,
-};
+use async_buffered_input::layer::{Deadline, Hedged, RequestLimiter, Retrying};
 use async_buffered_input::metrics as names;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
@@ -47,12 +45,12 @@ fn counters_move() {
     let snapshotter = recorded(async {
         let limiter = RequestLimiter::new(1);
         let source = Retrying::new(
-            Hedged::new(
-                limiter.wrap(Deadline::new(script(), Duration::from_millis(100), 1 << 20)),
-                HedgePolicy::fixed(Duration::from_millis(10)).with_budget(1.0),
-            ),
-            RetryPolicy::new(3).with_backoff(Duration::from_millis(1), Duration::from_millis(1)),
-        );
+            Hedged::new(limiter.wrap(Deadline::new(script(), Duration::from_millis(100), 1 << 20)))
+                .with_fixed_delay(Duration::from_millis(10))
+                .with_budget(1.0),
+        )
+        .with_attempts(3)
+        .with_backoff(Duration::from_millis(1), Duration::from_millis(1));
         // Each read: its request stalls (0) or is slow (2); the hedge, sent after 10 ms,
         // waits for the only turn; the first request hits its deadline at 100 ms and gives
         // the turn to the hedge, which answers.
@@ -91,10 +89,9 @@ fn counters_move() {
 #[test]
 fn retries_are_counted() {
     let snapshotter = recorded(async {
-        let source = Retrying::new(
-            Deadline::new(script(), Duration::from_millis(100), 1 << 20),
-            RetryPolicy::new(3).with_backoff(Duration::from_millis(1), Duration::from_millis(1)),
-        );
+        let source = Retrying::new(Deadline::new(script(), Duration::from_millis(100), 1 << 20))
+            .with_attempts(3)
+            .with_backoff(Duration::from_millis(1), Duration::from_millis(1));
         assert_eq!(source.read_at(0, 10).await.unwrap().len(), 10);
     });
     let retries = snapshotter

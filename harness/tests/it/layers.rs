@@ -8,13 +8,31 @@ use std::path::Path;
 /// The modules, bottom first, as `lib.rs` lists them by layer.
 const ORDER: &[&str] = &[
     // foundations
-    "units", "error", "workload", "timing", "mismatch", "boxed", "counting", "tasks",
+    "units",
+    "error",
+    "workload",
+    "timing",
+    "mismatch",
+    "boxed",
+    "counting",
+    "tasks",
     // sources
-    "remote", "opendal", "sources", // plan
+    "remote",
+    "opendal",
+    "sources", // plan
     "plan",    // report
-    "report", "verdict", // run
-    "write", "truth", "readers", "verify", "limit", "stream", "run", // output
-    "table", "plot", // command line
+    "report",
+    "verdict", // run
+    "write",
+    "truth",
+    "readers",
+    "verify",
+    "pass_state",
+    "limit",
+    "stream",
+    "run", // output
+    "table",
+    "plot", // command line
     "cli",
 ];
 

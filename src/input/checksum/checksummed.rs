@@ -1,5 +1,5 @@
 //! Checksummed reading, as Lucene's `ChecksumIndexInput`: the public side of the input's
-//! [`Checksum`], which the read engine ([`Refill`](crate::input::refill::Refill)) folds as bytes
+//! [`Checksum`], which the read engine ([`ReadEngine`](crate::input::engine::read_engine::ReadEngine)) folds as bytes
 //! leave the window.
 
 use std::future::poll_fn;
@@ -26,17 +26,17 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// cannot fail, voids the checksum instead, and the next `checksum` fails.
     pub fn start_checksum(&mut self) {
         let from = self.position();
-        self.refill_mut().set_checksum(Some(from));
+        self.engine_mut().set_checksum(Some(from));
     }
 
     /// Stops checksumming.
     pub fn stop_checksum(&mut self) {
-        self.refill_mut().set_checksum(None);
+        self.engine_mut().set_checksum(None);
     }
 
     /// Whether the input is checksumming, and from where.
     pub fn checksum_start(&self) -> Option<u64> {
-        self.refill().checksum().map(Checksum::start)
+        self.engine().checksum().map(Checksum::start)
     }
 
     /// The CRC32 of the bytes from where [`start_checksum`](Self::start_checksum) was called to
@@ -70,7 +70,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     pub async fn checksum(&mut self) -> io::Result<u32> {
         const OP: &str = "checksum";
         let at = self.position();
-        let Some(checksum) = self.refill_mut().checksum_mut() else {
+        let Some(checksum) = self.engine_mut().checksum_mut() else {
             let e =
                 Error::InvalidInput("the input is not checksumming: call start_checksum".into());
             return Err(self.error(e, OP, at, Amount::None));
@@ -84,10 +84,10 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             return Err(self.error(e, OP, at, Amount::None));
         }
         checksum.rewind(at);
-        poll_fn(|cx| self.poll_fold_until(cx, at))
+        poll_fn(|cx| self.engine_mut().poll_fold_until(cx, at))
             .await
             .map_err(|e| self.error(e, OP, at, Amount::None))?;
-        let checksum = self.refill().checksum().expect("checked above");
+        let checksum = self.engine().checksum().expect("checked above");
         if checksum.upto() < at {
             let e = Error::eof(checksum.upto() - checksum.start());
             return Err(self.error(

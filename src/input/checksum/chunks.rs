@@ -59,7 +59,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         let mut at = range.start;
         while at < range.end {
             let left = range.end - at;
-            let held = self.window_at(at);
+            let held = self.engine().window().bytes_from(at);
             if !held.is_empty() {
                 let n = held.len().min(usize::try_from(left).unwrap_or(usize::MAX));
                 visit(at, &held[..n]);
@@ -78,9 +78,13 @@ impl<F: Fetch> AsyncBufferedInput<F> {
                 buf = vec![0u8; left.min(CHUNK as u64) as usize];
             }
             let mut read_buf = ReadBuf::new(&mut buf[..want]);
-            let n = poll_fn(|cx| self.poll_fetch_at(cx, at, &mut read_buf))
-                .await
-                .map_err(|e| self.error(e, OP, range.start, amount))?;
+            let n = poll_fn(|cx| {
+                self.engine_mut()
+                    .fetcher_mut()
+                    .poll_fetch_at(cx, at, &mut read_buf)
+            })
+            .await
+            .map_err(|e| self.error(e, OP, range.start, amount))?;
             if n == 0 {
                 let e = Error::eof(at - range.start);
                 return Err(self.error(e, OP, range.start, amount));

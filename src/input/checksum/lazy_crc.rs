@@ -13,6 +13,9 @@
 
 use crc32fast::Hasher;
 
+use crate::error::Error;
+use crate::input::engine::window::Window;
+
 /// The CRC32 (IEEE, as `java.util.zip.CRC32`) of the input's bytes `[start, upto)`.
 ///
 /// Invariants: `start <= mark.1 <= upto`; `mark.0` is the CRC of `[start, mark.1)`; while the
@@ -56,6 +59,35 @@ impl Checksum {
     /// A seek back to `to`, before the position: the checksum is void from now on.
     pub(crate) fn seek_back(&mut self, to: u64) {
         self.backward.get_or_insert(to);
+    }
+
+    /// A seek from the input's position `pos` to `to`: one back voids the checksum.
+    #[inline]
+    pub(crate) fn note_seek(&mut self, pos: u64, to: u64) {
+        if to < pos {
+            self.seek_back(to);
+        }
+    }
+
+    /// Refuses a seek from the input's position `pos` back to `to` (the fallible seeks): a
+    /// checksum describes one forward pass.
+    #[inline]
+    pub(crate) fn check_seek(&self, pos: u64, to: u64) -> Result<(), Error> {
+        if to >= pos {
+            return Ok(());
+        }
+        Err(Error::InvalidInput(format!(
+            "a seek back to {to} while checksumming from {}: a checksum covers one forward pass",
+            self.start
+        )))
+    }
+
+    /// Folds what `window` holds of the bytes consumed up to the position `pos` (before the
+    /// window is dropped); the rest is read when next folded.
+    pub(crate) fn fold_consumed(&mut self, window: &Window, pos: u64) {
+        let held = window.bytes_from(self.upto);
+        let n = held.len().min(pos.saturating_sub(self.upto) as usize);
+        self.fold(self.upto, &held[..n], pos);
     }
 
     /// Where a seek went back to, if one did.

@@ -5,7 +5,7 @@ use std::io;
 use std::mem::size_of;
 
 use crate::error::Amount;
-use crate::input::engine::read_engine::ReadExact;
+use crate::input::engine::read_exact::ReadExact;
 use crate::input::fetch::Fetch;
 use crate::input::AsyncBufferedInput;
 
@@ -34,13 +34,13 @@ macro_rules! bulk_read {
             const N: usize = size_of::<$ty>();
             let at = self.position();
             let total = dst.len() * N;
-            if let Some(window) = self.window_at(at).get(..total) {
+            if let Some(window) = self.engine().window().bytes_from(at).get(..total) {
                 for (value, bytes) in dst.iter_mut().zip(window.chunks_exact(N)) {
                     let mut b = [0u8; N];
                     b.copy_from_slice(bytes);
                     *value = <$ty>::$from(b);
                 }
-                self.consume_window(total);
+                self.engine_mut().consume_window(total);
                 return Ok(());
             }
             let mut step = [0u8; BULK_STEP];
@@ -49,13 +49,13 @@ macro_rules! bulk_read {
                 let bytes = &mut step[..(total - done).min(BULK_STEP / N * N)];
                 let mut exact = ReadExact::step();
                 let read =
-                    poll_fn(|cx| self.poll_read_exact_at(cx, at + done as u64, bytes, &mut exact))
+                    poll_fn(|cx| self.engine_mut().poll_read_exact_at(cx, at + done as u64, bytes, &mut exact))
                         .await;
                 if let Err(e) = read {
                     // Keep the values decoded so far, as bytes again, and the failed step's.
                     let values = &dst[..done / N];
                     let fetched = &bytes[..exact.done()];
-                    self.keep_for_retry(at, done + fetched.len(), &e, |offset, out| {
+                    self.engine_mut().keep_for_retry(at, done + fetched.len(), &e, |offset, out| {
                         bulk_progress(values, <$ty>::$to, fetched, offset, out)
                     });
                     return Err(self.error(
@@ -74,7 +74,7 @@ macro_rules! bulk_read {
                 done += bytes.len();
                 direct += exact.direct();
             }
-            self.finish_read(at, total, direct);
+            self.engine_mut().finish_read(at, total, direct);
             Ok(())
         }
     };

@@ -9,20 +9,15 @@ use crate::input::AsyncBufferedInput;
 impl<F: Fetch> AsyncBufferedInput<F> {
     /// A corruption error for a format read from this input: at `position` of this input's
     /// resource, `expected` was required and `found` is there. An `InvalidData`
-    /// [`io::Error`] carrying a [`CorruptError`](crate::CorruptError).
+    /// [`io::Error`] carrying an [`InputError`](crate::InputError) with what was
+    /// [`expected`](crate::InputError::expected) and [`found`](crate::InputError::found).
     pub fn corrupt_at(
         &self,
         position: u64,
         expected: impl Into<String>,
         found: impl Into<String>,
     ) -> io::Error {
-        crate::error::CorruptError::new(
-            Some(self.resource().to_string()),
-            position,
-            expected,
-            found,
-        )
-        .into()
+        crate::error::InputError::corrupt(Some(self.resource()), position, expected, found)
     }
 
     /// [`corrupt_at`](Self::corrupt_at) the position.

@@ -7,7 +7,7 @@ use std::task::{ready, Context, Poll};
 
 use crate::error::{Amount, Error};
 use crate::input::decode::converted::Converted;
-use crate::input::engine::read_engine::ReadExact;
+use crate::input::engine::read_exact::ReadExact;
 use crate::input::fetch::Fetch;
 use crate::input::window_read::{ReadFuture, WindowRead};
 use crate::input::AsyncBufferedInput;
@@ -142,8 +142,12 @@ where
 
     #[inline(always)]
     fn fast(&mut self, input: &mut AsyncBufferedInput<F>) -> Option<T> {
-        let bytes = *input.window_at(input.position()).first_chunk::<N>()?;
-        input.consume_window(N);
+        let bytes = *input
+            .engine()
+            .window()
+            .bytes_from(input.position())
+            .first_chunk::<N>()?;
+        input.engine_mut().consume_window(N);
         Some(self.0.apply(bytes))
     }
 
@@ -154,8 +158,10 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Result<T, Error>> {
         let at = input.position();
-        ready!(input.poll_read_exact_at(cx, at, &mut slow.bytes, &mut slow.exact))?;
-        input.finish_read(at, N, slow.exact.direct());
+        ready!(input
+            .engine_mut()
+            .poll_read_exact_at(cx, at, &mut slow.bytes, &mut slow.exact))?;
+        input.engine_mut().finish_read(at, N, slow.exact.direct());
         Poll::Ready(Ok(self.0.apply(slow.bytes)))
     }
 }

@@ -8,7 +8,7 @@ use super::varint_reads::Gather;
 use crate::error::{Amount, Error};
 use crate::input::decode::utf8;
 use crate::input::decode::varint_format::{decode_varint_fast, VINT_LAST_BITS, VINT_MAX_LEN};
-use crate::input::engine::read_engine::ReadExact;
+use crate::input::engine::read_exact::ReadExact;
 use crate::input::fetch::Fetch;
 use crate::input::window_read::{ReadFuture, WindowRead};
 use crate::input::AsyncBufferedInput;
@@ -105,11 +105,11 @@ impl<F: Fetch> WindowRead<F> for ReadString {
     /// the slow path, which reports it.
     #[inline(always)]
     fn fast(&mut self, input: &mut AsyncBufferedInput<F>) -> Option<String> {
-        let window = input.window_at(input.position());
+        let window = input.engine().window().bytes_from(input.position());
         let (len, prefix) = decode_varint_fast::<VINT_MAX_LEN, VINT_LAST_BITS>(window)?;
         let total = prefix.checked_add(len as usize)?;
         let s = utf8::to_string(window.get(prefix..total)?).ok()?;
-        input.consume_window(total);
+        input.engine_mut().consume_window(total);
         Some(s)
     }
 
@@ -139,11 +139,11 @@ impl<F: Fetch> WindowRead<F> for ReadString {
                     ))?;
                     let len = len as usize;
                     let total = prefix + len;
-                    if let Some(bytes) = input.window_at(at).get(prefix..total) {
+                    if let Some(bytes) = input.engine().window().bytes_from(at).get(prefix..total) {
                         let s = std::str::from_utf8(bytes)
                             .map_err(|e| invalid_utf8(len, e))?
                             .to_owned();
-                        input.consume_window(total);
+                        input.engine_mut().consume_window(total);
                         return Poll::Ready(Ok(s));
                     }
                     let prefix = Prefix::new(gather, prefix);
@@ -160,7 +160,8 @@ impl<F: Fetch> WindowRead<F> for ReadString {
                 StringSlow::Length { len, prefix } => {
                     let (len, prefix) = (*len, *prefix);
                     let data_at = at + prefix.len as u64;
-                    let available = ready!(input.poll_length(cx))?.saturating_sub(data_at);
+                    let available = ready!(input.engine_mut().fetcher_mut().poll_length(cx))?
+                        .saturating_sub(data_at);
                     if (len as u64) > available {
                         return Poll::Ready(Err(Error::Eof {
                             available: prefix.len as u64 + available,
@@ -181,24 +182,32 @@ impl<F: Fetch> WindowRead<F> for ReadString {
                     let (prefix, len) = (*prefix, bytes.len());
                     let total = prefix.len + len;
                     let data_at = at + prefix.len as u64;
-                    if let Err(e) = ready!(input.poll_read_exact_at(cx, data_at, bytes, exact)) {
+                    if let Err(e) = ready!(input
+                        .engine_mut()
+                        .poll_read_exact_at(cx, data_at, bytes, exact))
+                    {
                         // Keep the prefix and the bytes read after it (`exact` is a step, so
                         // the body's bytes are kept here, after the prefix's).
                         let body = &bytes[..exact.done()];
-                        input.keep_for_retry(at, prefix.len + body.len(), &e, |offset, out| {
-                            for (i, b) in out.iter_mut().enumerate() {
-                                let k = offset + i;
-                                *b = match k.checked_sub(prefix.len) {
-                                    None => prefix.bytes[k],
-                                    Some(k) => body[k],
-                                };
-                            }
-                        });
+                        input.engine_mut().keep_for_retry(
+                            at,
+                            prefix.len + body.len(),
+                            &e,
+                            |offset, out| {
+                                for (i, b) in out.iter_mut().enumerate() {
+                                    let k = offset + i;
+                                    *b = match k.checked_sub(prefix.len) {
+                                        None => prefix.bytes[k],
+                                        Some(k) => body[k],
+                                    };
+                                }
+                            },
+                        );
                         return Poll::Ready(Err(e.after(prefix.len as u64).needing(total as u64)));
                     }
                     let s = String::from_utf8(std::mem::take(bytes))
                         .map_err(|e| invalid_utf8(len, e.utf8_error()))?;
-                    input.finish_read(at, total, exact.direct());
+                    input.engine_mut().finish_read(at, total, exact.direct());
                     return Poll::Ready(Ok(s));
                 }
             }

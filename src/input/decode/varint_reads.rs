@@ -171,9 +171,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
             let n = gather.n;
             let next = at + n as u64;
             if gather.filling {
-                if let Err(e) = ready!(self.poll_fill_at(cx, next, max_len - n)) {
+                if let Err(e) = ready!(self.engine_mut().poll_fill_at(cx, next, max_len - n)) {
                     let bytes = &gather.bytes[..n];
-                    self.keep_for_retry(at, n, &e, |offset, out| {
+                    self.engine_mut().keep_for_retry(at, n, &e, |offset, out| {
                         out.copy_from_slice(&bytes[offset..offset + out.len()]);
                     });
                     return Poll::Ready(Err(e.after(n as u64)));
@@ -185,9 +185,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
                     Varint::Malformed(detail) => return Poll::Ready(Err(Error::Invalid(detail))),
                     Varint::Short => {}
                 }
-                if self.window_at(next).is_empty() {
+                if self.engine().window().bytes_from(next).is_empty() {
                     let dst = &mut gather.bytes[n..max_len];
-                    let kept = ready!(self.poll_take_kept(cx, next, dst))
+                    let kept = ready!(self.engine_mut().poll_take_kept(cx, next, dst))
                         .map_err(|e| e.after(n as u64))?;
                     if kept > 0 {
                         gather.n += kept;
@@ -197,7 +197,7 @@ impl<F: Fetch> AsyncBufferedInput<F> {
                     continue;
                 }
             }
-            let held = self.window_at(next);
+            let held = self.engine().window().bytes_from(next);
             if held.is_empty() {
                 return Poll::Ready(Err(Error::eof(n as u64)));
             }
@@ -250,9 +250,9 @@ where
 
     #[inline(always)]
     fn fast(&mut self, input: &mut AsyncBufferedInput<F>) -> Option<T> {
-        let window = input.window_at(input.position());
+        let window = input.engine().window().bytes_from(input.position());
         let (value, len) = decode_varint_fast::<MAX_LEN, LAST_BITS>(window)?;
-        input.consume_window(len);
+        input.engine_mut().consume_window(len);
         Some(self.0.apply(value))
     }
 
@@ -264,7 +264,7 @@ where
     ) -> Poll<Result<T, Error>> {
         let at = input.position();
         let (value, len) = ready!(input.poll_peek_varint(cx, at, MAX_LEN, LAST_BITS, gather))?;
-        input.finish_read(at, len, 0);
+        input.engine_mut().finish_read(at, len, 0);
         Poll::Ready(Ok(self.0.apply(value)))
     }
 }

@@ -326,9 +326,9 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     /// Cancel safe: nothing is consumed.
     pub async fn fill(&mut self, min: usize) -> io::Result<usize> {
         let at = self.position();
-        poll_fn(|cx| self.poll_fill_at(cx, at, min.max(1)))
+        poll_fn(|cx| self.engine_mut().poll_fill_at(cx, at, min.max(1)))
             .await
             .map_err(|e| self.error(e, "fill", at, Amount::UpTo(min as u64)))?;
-        Ok(self.window_at(at).len())
+        Ok(self.engine().window().bytes_from(at).len())
     }
 }

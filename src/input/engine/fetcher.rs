@@ -17,7 +17,7 @@ use crate::stats::StatsGroup;
 /// [`stats`](Self::stats) holds the counters of the fetches: `bytes_from_source`, counted
 /// here, and the fetcher's own `underlying_reads` and `underlying_seeks`; they are published to
 /// the input's [`StatsGroup`], if any, as each fetch completes. (The bytes handed to callers
-/// are the input's [`Cursor`](crate::input::cursor::Cursor)'s.)
+/// are the input's [`Cursor`](crate::input::engine::cursor::Cursor)'s.)
 #[derive(Debug)]
 pub(crate) struct Fetcher<F> {
     fetch: F,

@@ -4,6 +4,21 @@
 //! starts there again. Without what the failed attempt fetched, every attempt of a long read
 //! over a source that fails now and then would start over, and one long enough would never
 //! complete. [`Kept`] holds those bytes, in parts, so that a retry fetches only the rest.
+//!
+//! The progress guarantee rests on this: every read that fails part-way keeps all it had
+//! gathered from the position on (`ReadEngine::keep_for_retry`), wherever those bytes came
+//! from: the window (which a refill for the rest moved past them), the caller's buffer, the
+//! bytes of a varint or a string's prefix. The window keeps what its refills fetched past
+//! them, and the fetcher the read-ahead chunks that arrived. So its retry, which starts at the
+//! same position, gathers them again without a fetch (the window first, then what is kept:
+//! `poll_read_exact_at`, `poll_peek_varint`), and fetches only what is missing, where the
+//! failed attempt stopped: it never goes back to refill the window before them, which would
+//! drop what the window holds past them. Checked by [`Kept::at_hand_until`].
+
+use crate::input::engine::window::Window;
+
+/// The most bytes a failed read keeps for its retry, counted from the position.
+pub(crate) const MAX_KEPT_FOR_RETRY: usize = 16 << 20;
 
 /// The source's bytes `[at, at + len)`, fetched by reads at the input's position that failed
 /// with an error a retry can get past.
@@ -94,6 +109,23 @@ impl Kept {
             self.parts.push(part);
         }
         self.debug_assert_invariants(limit);
+    }
+
+    /// Where the run of bytes from `from` on that a read gets without a fetch ends: those
+    /// `window` holds, and those kept, in either order.
+    pub(crate) fn at_hand_until(&self, window: &Window, from: u64) -> u64 {
+        let mut to = from;
+        loop {
+            let held = window.bytes_from(to).len() as u64;
+            let next = match self.end_from(to) {
+                Some(end) => end.max(to + held),
+                None => to + held,
+            };
+            if next == to {
+                return to;
+            }
+            to = next;
+        }
     }
 
     /// Where the kept bytes end.

@@ -5,7 +5,6 @@ use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 use futures_core::stream::{FusedStream, Stream};
-use tokio::io::AsyncBufRead;
 
 use crate::input::fetch::Fetch;
 use crate::input::AsyncBufferedInput;
@@ -114,7 +113,7 @@ impl<F: Fetch> Stream for BytesStream<F> {
             None => return Poll::Ready(None),
         };
         let chunk = Bytes::copy_from_slice(&me.input.buffer()[..len]);
-        Pin::new(&mut me.input).consume(len);
+        me.input.engine_mut().consume_window(len);
         Poll::Ready(Some(Ok(chunk)))
     }
 }
@@ -126,7 +125,7 @@ impl<F: Fetch> BytesStream<F> {
         if self.done {
             return Poll::Ready(None);
         }
-        match ready!(Pin::new(&mut self.input).poll_fill_buf(cx)) {
+        match ready!(self.input.poll_window(cx)) {
             Ok([]) => {
                 self.done = true;
                 Poll::Ready(None)

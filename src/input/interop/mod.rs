@@ -1,10 +1,16 @@
-//! Using an input where other async I/O traits are expected: the `futures` crate's
-//! `AsyncRead`/`AsyncBufRead`/`AsyncSeek`, and a [`Stream`](futures_core::Stream) of
-//! [`Bytes`](bytes::Bytes) chunks.
+//! Using an input where other async I/O traits are expected: tokio's and the `futures`
+//! crate's `AsyncRead`/`AsyncBufRead`/`AsyncSeek` ([`TokioIo`]), and a
+//! [`Stream`](futures_core::Stream) of [`Bytes`](bytes::Bytes) chunks.
+//!
+//! The input itself keeps only its own reads (Lucene's byte order, varints, strings), so that
+//! tokio's extension methods (`read_u32`, big-endian) do not crowd or shadow them;
+//! [`into_tokio_io`](crate::AsyncBufferedInput::into_tokio_io) (owned) and
+//! [`tokio_io`](crate::AsyncBufferedInput::tokio_io) (borrowed) make it tokio's I/O, as
+//! `tokio_util`'s `compat()` makes a reader `futures-io`'s.
 //!
 //! # futures-io
 //!
-//! An input implements tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`; `tokio_util`'s
+//! An input's [`TokioIo`] implements tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`; `tokio_util`'s
 //! [`compat`](https://docs.rs/tokio-util/latest/tokio_util/compat/) adapter turns it into the
 //! `futures-io` traits of the same names, with the same behaviour (reads served from the
 //! window, seeks that keep it). Add `tokio-util = { version = "0.7", features = ["compat"] }`
@@ -21,7 +27,7 @@
 //! # async fn main() -> std::io::Result<()> {
 //! let text = b"first line\nsecond line\n".to_vec();
 //! let input = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(text)));
-//! let mut reader = input.compat(); // futures::io::{AsyncRead, AsyncBufRead, AsyncSeek}
+//! let mut reader = input.into_tokio_io().compat(); // futures::io::{AsyncRead, AsyncBufRead, AsyncSeek}
 //!
 //! let mut line = String::new();
 //! reader.read_line(&mut line).await?;
@@ -30,7 +36,7 @@
 //! let mut rest = Vec::new();
 //! reader.read_to_end(&mut rest).await?;
 //! assert_eq!(rest, b"line\nsecond line\n");
-//! let input = reader.into_inner(); // the input, with its window and stats
+//! let input = reader.into_inner().into_inner(); // the input, with its window and stats
 //! assert_eq!(input.position(), 23);
 //! # Ok(())
 //! # }
@@ -67,3 +73,4 @@ mod bytes_stream;
 mod tokio_io;
 
 pub use bytes_stream::BytesStream;
+pub use tokio_io::TokioIo;

@@ -9,8 +9,9 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::layer::hedge::hedge_policy::HedgeDelay;
+use crate::layer::hedge::hedge_policy::HedgePolicy;
 use crate::layer::hedge::latency_window::LatencyWindow;
-use crate::layer::{HedgePolicy, HedgeStats};
+use crate::layer::HedgeStats;
 use crate::source::forward::forward;
 use crate::source::PositionalSource;
 use crate::stats::metrics;
@@ -22,10 +23,25 @@ use crate::stats::metrics;
 /// One request in a hundred to an object store can take a hundred times the usual latency (a
 /// slow disk, a busy node, a lost packet): those stragglers set the tail of everything built
 /// on the reads. A hedge sent after the usual latency almost always answers in the usual
-/// latency. The [`HedgePolicy`] says when (a delay learned from recent latencies, p95 by
+/// latency. Its policy says when (a delay learned from recent latencies, p95 by
 /// default, or fixed) and how many (at most 5% of requests by default, so hedging cannot
 /// double the load of a store that is slow because it is busy), keeping a small reserve for
-/// the reads still unanswered at twice the delay, the stragglers.
+/// the reads still unanswered at twice the delay, the stragglers:
+///
+/// - **Delay**: a request not answered within the delay gets a hedge. The default (or
+///   [`with_learned_delay`](Self::with_learned_delay)) uses a quantile (p95) of the latencies
+///   of the last requests (a window of 1000), never less than a floor (2 ms). Until 20 answers
+///   were seen there is no delay yet: a read sent before then (the first wave of concurrent
+///   reads on a new source) is hedged once there is one, if it is still unanswered and has
+///   waited longer than it; [`with_fixed_delay`](Self::with_fixed_delay) uses one delay.
+/// - **Budget** ([`with_budget`](Self::with_budget)): each request credits `budget` (default
+///   0.05) hedges, at most 10 saved; a hedge spends one. A read slower than the delay is hedged
+///   while more than 2 hedges are saved; one still unanswered at twice the delay may spend
+///   those too. So when the store's usual tail alone takes the whole budget (a p95 delay asks
+///   a hedge for 5% of reads), the stragglers, far slower than the rest, still get theirs. The
+///   budget starts with the reserve of 2, so hedges never exceed `budget × requests + 2`,
+///   however slow the store gets: hedging cannot double the load of a store that is slow
+///   because it is overloaded.
 ///
 /// If one of the two requests fails, the other is awaited; the read fails only if both do (with
 /// the first request's error). [`len`](PositionalSource::len) is not hedged (an input asks it
@@ -48,19 +64,21 @@ use crate::stats::metrics;
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::layer::{Deadline, Hedged, HedgePolicy, RequestLimiter, Retrying, RetryPolicy};
+/// use async_buffered_input::layer::{Deadline, Hedged, RequestLimiter, Retrying};
 /// use async_buffered_input::source::MemorySource;
 /// use std::time::Duration;
 ///
 /// let limiter = RequestLimiter::for_remote();
 /// let store = MemorySource::new(vec![0u8; 1000]); // an ObjectStoreSource in real life
-/// let source = Retrying::new(
-///     Hedged::new(
-///         limiter.wrap(Deadline::new(store, Duration::from_secs(2), 1 << 20)),
-///         HedgePolicy::default(),
-///     ),
-///     RetryPolicy::default(),
-/// );
+/// let source = Retrying::new(Hedged::new(limiter.wrap(Deadline::new(
+///     store,
+///     Duration::from_secs(2),
+///     1 << 20,
+/// ))));
+/// let fixed = Hedged::new(MemorySource::new(vec![0u8; 10]))
+///     .with_fixed_delay(Duration::from_millis(20))
+///     .with_budget(0.01);
+/// # let _ = (source, fixed);
 /// # let _ = source;
 /// ```
 pub struct Hedged<S> {
@@ -93,8 +111,43 @@ const TOKEN: u64 = 1_000_000;
 const RESERVE: u64 = HedgePolicy::RESERVE as u64 * TOKEN;
 
 impl<S> Hedged<S> {
-    /// Wraps `inner`, hedging as `policy` says.
-    pub fn new(inner: S, policy: HedgePolicy) -> Self {
+    /// Wraps `inner`, hedging with the default policy: after the p95 of the last 1000
+    /// latencies, at least 2 ms; at most 5% of requests.
+    pub fn new(inner: S) -> Self {
+        Self::with_policy(inner, HedgePolicy::default())
+    }
+
+    /// Hedges a request not answered after `delay` (builder style). `Duration::MAX` never
+    /// hedges.
+    #[must_use]
+    pub fn with_fixed_delay(self, delay: Duration) -> Self {
+        let policy = self.policy.fixed(delay);
+        Self::with_policy(self.inner, policy)
+    }
+
+    /// Hedges a request not answered after the `quantile` (0..=1, e.g. 0.95) of the latencies
+    /// of the last `window` requests, but never before `floor` (builder style).
+    #[must_use]
+    pub fn with_learned_delay(self, quantile: f64, floor: Duration, window: usize) -> Self {
+        let policy = self.policy.learned(quantile, floor, window);
+        Self::with_policy(self.inner, policy)
+    }
+
+    /// Hedges at most `share` (clamped to 0..=1) of the requests (builder style). 0 turns
+    /// hedging off.
+    #[must_use]
+    pub fn with_budget(self, share: f64) -> Self {
+        let policy = self.policy.with_budget(share);
+        Self::with_policy(self.inner, policy)
+    }
+
+    /// The share of requests that may be hedged.
+    pub fn budget(&self) -> f64 {
+        self.policy.budget()
+    }
+
+    /// Wraps `inner`, hedging as `policy` says, with no request seen yet.
+    fn with_policy(inner: S, policy: HedgePolicy) -> Self {
         let latencies = match policy.delay() {
             HedgeDelay::Fixed(_) => None,
             HedgeDelay::Learned {
@@ -117,11 +170,6 @@ impl<S> Hedged<S> {
     /// The wrapped source.
     pub fn get_ref(&self) -> &S {
         &self.inner
-    }
-
-    /// The policy.
-    pub fn policy(&self) -> HedgePolicy {
-        self.policy
     }
 
     /// What it has done so far.

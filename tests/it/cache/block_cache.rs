@@ -8,9 +8,9 @@ use std::io::ErrorKind;
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::SlowLink;
 use abi_testkit::*;
 use async_buffered_input::cache::{BlockCache, BlockCacheStats, Cached};
-use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};

@@ -11,9 +11,9 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::SlowLink;
 use abi_testkit::*;
 use async_buffered_input::cache::{BlockCache, BlockCacheStats, Cached, DiskTier};
-use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 
 /// The name the test sources' blocks are kept under.

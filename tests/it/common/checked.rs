@@ -318,7 +318,10 @@ impl<F: Fetch> Checked<F> {
         }
         let ctx = self.begin(format_args!("seek(End({offset})) polled once"));
         let from = self.pos;
-        match poll_once_then_drop(AsyncSeekExt::seek(&mut self.input, SeekFrom::End(offset))) {
+        match poll_once_then_drop(AsyncSeekExt::seek(
+            &mut self.input.tokio_io(),
+            SeekFrom::End(offset),
+        )) {
             Some(res) => {
                 self.seek_outcome(SeekFrom::End(offset), res, &ctx);
             }
@@ -442,7 +445,7 @@ impl<F: Fetch> Checked<F> {
     /// `InvalidInput` and leave the position unchanged; seeking past the end is allowed.
     pub async fn seek(&mut self, from: SeekFrom) -> Outcome {
         let ctx = self.begin(format_args!("AsyncSeekExt::seek({from:?})"));
-        let res = AsyncSeekExt::seek(&mut self.input, from).await;
+        let res = AsyncSeekExt::seek(&mut self.input.tokio_io(), from).await;
         self.seek_outcome(from, res, &ctx)
     }
 
@@ -511,7 +514,7 @@ impl<F: Fetch> Checked<F> {
     pub async fn read_partial(&mut self, n: usize) -> Outcome {
         let ctx = self.begin(format_args!("AsyncReadExt::read(buf of {n})"));
         let mut buf = vec![0xA5u8; n];
-        match AsyncReadExt::read(&mut self.input, &mut buf).await {
+        match AsyncReadExt::read(&mut self.input.tokio_io(), &mut buf).await {
             Ok(k) => {
                 let avail = self.avail();
                 assert!(k <= n, "read returned {k} > {n}: {}", self.ctx(&ctx));
@@ -541,7 +544,7 @@ impl<F: Fetch> Checked<F> {
     /// remaining file (equal to `buffer()` afterwards), or an empty slice at/past the end.
     pub async fn fill_buf_consume(&mut self, permille: u64) -> Outcome {
         let ctx = self.begin(format_args!("fill_buf()+consume({permille}‰)"));
-        let got = match self.input.fill_buf().await {
+        let got = match self.input.tokio_io().fill_buf().await {
             Ok(b) => b.to_vec(),
             Err(e) => return self.on_error(e, false, &ctx),
         };
@@ -585,7 +588,7 @@ impl<F: Fetch> Checked<F> {
         }
         self.check(&ctx);
         let amount = (got.len() as u64 * permille.min(1000) / 1000) as usize;
-        self.input.consume(amount);
+        self.input.tokio_io().consume(amount);
         self.pos += amount as u64;
         self.handed += amount as u64;
         self.check(&format!("{ctx}: consume({amount})"));

@@ -11,7 +11,7 @@ use abi_testkit::poll_once_then_drop as poll_once;
 use abi_testkit::*;
 use async_buffered_input::lucene::codec;
 use async_buffered_input::source::MemorySource;
-use async_buffered_input::{AsyncBufferedInput, CorruptError};
+use async_buffered_input::{AsyncBufferedInput, InputError};
 use async_buffered_input::{Fetch, PositionalFetch, ReadAhead};
 use bytes::Buf;
 use proptest::prelude::*;
@@ -63,11 +63,11 @@ async fn run<F: Fetch>(mut input: AsyncBufferedInput<F>, data: &[u8], start: u64
                 input.seek_to((pos + n).min(len));
                 continue;
             }
-            Op::Read(n) => input.read(&mut vec![0; *n]).await,
-            Op::FillConsume(n) => match input.fill_buf().await {
+            Op::Read(n) => input.tokio_io().read(&mut vec![0; *n]).await,
+            Op::FillConsume(n) => match input.tokio_io().fill_buf().await {
                 Ok(held) => {
                     let k = (*n).min(held.len());
-                    input.consume(k);
+                    input.tokio_io().consume(k);
                     Ok(k)
                 }
                 Err(e) => Err(e),
@@ -230,7 +230,9 @@ async fn a_fallible_seek_back_while_checksumming_is_an_error() {
         ("End, length unknown", SeekFrom::End(-95)),
         ("End, length known", SeekFrom::End(-95)),
     ] {
-        let e = AsyncSeekExt::seek(&mut input, seek).await.unwrap_err();
+        let e = AsyncSeekExt::seek(&mut input.tokio_io(), seek)
+            .await
+            .unwrap_err();
         assert_refused(
             &e,
             "_0.si: seek at position 10: a seek back to ",
@@ -243,11 +245,11 @@ async fn a_fallible_seek_back_while_checksumming_is_an_error() {
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     assert!(e.to_string().contains("a seek back to 9"), "{e}");
     // Forward, and to the position itself, are fine; the checksum went on.
-    AsyncSeekExt::seek(&mut input, SeekFrom::Current(0))
+    AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::Current(0))
         .await
         .unwrap();
     input.try_seek_to(12).unwrap();
-    AsyncSeekExt::seek(&mut input, SeekFrom::Start(20))
+    AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::Start(20))
         .await
         .unwrap();
     assert_eq!(
@@ -257,7 +259,7 @@ async fn a_fallible_seek_back_while_checksumming_is_an_error() {
     // Not checksumming: back is fine.
     input.stop_checksum();
     input.try_seek_to(3).unwrap();
-    AsyncSeekExt::seek(&mut input, SeekFrom::Current(-1))
+    AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::Current(-1))
         .await
         .unwrap();
     assert_eq!(input.read_byte().await.unwrap(), data[2]);
@@ -302,7 +304,7 @@ async fn direct_reads_after_a_void_checksum_or_past_the_end_are_right() {
         input.seek_to(20); // forward, past the end
         let mut buf = [0u8; 5]; // at least the capacity: straight into `buf`
         if direct {
-            assert_eq!(input.read(&mut buf).await.unwrap(), 0);
+            assert_eq!(input.tokio_io().read(&mut buf).await.unwrap(), 0);
         } else {
             let e = input.read_bytes(&mut buf).await.unwrap_err();
             assert_eq!(e.kind(), ErrorKind::UnexpectedEof, "{e}");
@@ -395,11 +397,38 @@ fn si_input(bytes: Vec<u8>) -> AsyncBufferedInput<PositionalFetch<MemorySource>>
         .with_resource("_0.si")
 }
 
-fn corrupt(e: &std::io::Error) -> &CorruptError {
+/// The corruption an `InvalidData` error carries: what was expected there, and found.
+struct Corrupt<'a> {
+    error: &'a InputError,
+}
+
+impl Corrupt<'_> {
+    fn resource(&self) -> Option<&str> {
+        self.error.resource()
+    }
+    fn position(&self) -> u64 {
+        self.error.position()
+    }
+    fn expected(&self) -> &str {
+        self.error
+            .expected()
+            .expect("a corruption error says what was expected")
+    }
+    fn found(&self) -> &str {
+        self.error
+            .found()
+            .expect("a corruption error says what was found")
+    }
+}
+
+fn corrupt(e: &std::io::Error) -> Corrupt<'_> {
     assert_eq!(e.kind(), ErrorKind::InvalidData, "{e}");
-    e.get_ref()
-        .and_then(|inner| inner.downcast_ref::<CorruptError>())
-        .unwrap_or_else(|| panic!("no CorruptError in {e:?}"))
+    let error = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<InputError>())
+        .unwrap_or_else(|| panic!("no InputError in {e:?}"));
+    assert_eq!(error.operation(), "corrupt", "{e}");
+    Corrupt { error }
 }
 
 /// Strings, a set and a map as Lucene's `DataOutput` writes them (vint counts and lengths).

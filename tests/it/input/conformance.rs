@@ -12,8 +12,8 @@ use crate::common;
 use std::io::{Cursor, ErrorKind};
 use std::time::Duration;
 
+use abi_testkit::SlowLink;
 use abi_testkit::*;
-use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{FileSource, MemorySource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};

@@ -6,7 +6,7 @@ use std::io::{self, ErrorKind};
 
 use abi_testkit::causes as chain;
 use abi_testkit::Scripted;
-use async_buffered_input::layer::{RetryPolicy, Retrying};
+use async_buffered_input::layer::Retrying;
 use async_buffered_input::source::FileSource;
 use async_buffered_input::PositionalFetch;
 use async_buffered_input::SourceError;
@@ -90,7 +90,7 @@ async fn a_read_that_fails_in_the_source_ends_with_the_cause() {
 #[tokio::test(start_paused = true)]
 async fn retries_that_give_up_say_how_many_and_why() {
     let source = failing_from_the_first(libc::ETIMEDOUT);
-    let source = Retrying::new(source, RetryPolicy::new(3));
+    let source = Retrying::new(source).with_attempts(3);
     let mut input = AsyncBufferedInput::with_capacity(16, PositionalFetch::new(source));
     let e = input.read_byte().await.unwrap_err();
     assert_os_failure(

@@ -47,7 +47,7 @@ fn assert_failed_at(
 
 /// `AsyncSeekExt::seek` to `to`, which must succeed: the new position.
 async fn seek(input: &mut Input, to: SeekFrom) -> u64 {
-    AsyncSeekExt::seek(input, to).await.unwrap()
+    AsyncSeekExt::seek(&mut input.tokio_io(), to).await.unwrap()
 }
 
 #[tokio::test]
@@ -219,7 +219,7 @@ async fn mid_read_error(method: u64) {
                 for _ in 0..64 {
                     let p = input.position() as usize;
                     let mut buf = [0u8; 5];
-                    match input.read(&mut buf).await {
+                    match input.tokio_io().read(&mut buf).await {
                         Ok(k) => {
                             assert!(k > 0, "{ctx}");
                             assert_bytes(&buf[..k], &data[p..p + k], p as u64, &ctx);
@@ -236,12 +236,12 @@ async fn mid_read_error(method: u64) {
                 let mut res = None;
                 for _ in 0..64 {
                     let p = input.position() as usize;
-                    match input.fill_buf().await {
+                    match input.tokio_io().fill_buf().await {
                         Ok(b) => {
                             assert!(!b.is_empty(), "{ctx}");
                             assert_bytes(b, &data[p..p + b.len()], p as u64, &ctx);
                             let n = b.len();
-                            input.consume(n);
+                            input.tokio_io().consume(n);
                         }
                         Err(e) => {
                             res = Some(e);
@@ -391,7 +391,7 @@ async fn async_seek_end_fails_then_recovers() {
     let cfg = HostileConfig::failing_seek(0, SeekFail::InComplete);
     let (mut input, _log) = hostile_input(&data, 100, cfg);
     input.seek_to(42);
-    let e = AsyncSeekExt::seek(&mut input, SeekFrom::End(-5))
+    let e = AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::End(-5))
         .await
         .expect_err("End seek fails");
     assert_eq!(e.kind(), HOSTILE_SEEK_ERROR, "{e:?}");
@@ -423,8 +423,8 @@ async fn refill_error(method: u64) {
             1 => input.read_byte().await.err(),
             2 => input.read_bytes_owned(10).await.err(),
             3 => input.read_bytes_owned(64).await.err(),
-            4 => input.read(&mut [0u8; 10]).await.err(),
-            _ => input.fill_buf().await.err(),
+            4 => input.tokio_io().read(&mut [0u8; 10]).await.err(),
+            _ => input.tokio_io().fill_buf().await.err(),
         }
         .unwrap_or_else(|| panic!("{ctx}: the injected error must surface"));
         assert_failed_at(&input, &data, &e, HOSTILE_READ_ERROR, 1000, &ctx);
@@ -472,7 +472,7 @@ async fn failed_end_seek_is_not_applied_by_the_next_seek() {
         let cfg = HostileConfig::failing_seek(1, fail);
         let (mut input, _log) = hostile_input(&data, 3, cfg);
         read_ok(&mut input, &data, 4, &ctx).await;
-        let e = AsyncSeekExt::seek(&mut input, SeekFrom::End(0))
+        let e = AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::End(0))
             .await
             .expect_err("the length seek fails");
         assert_eq!(e.kind(), HOSTILE_SEEK_ERROR, "{ctx}: {e:?}");

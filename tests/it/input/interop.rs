@@ -33,7 +33,7 @@ const CAPACITIES: [usize; 5] = [1, 7, 64, 1000, 8192];
 async fn futures_io_reads_and_seeks_every_byte() {
     let data = data(5000);
     for capacity in CAPACITIES {
-        let mut reader = positional(capacity, &data).compat();
+        let mut reader = positional(capacity, &data).into_tokio_io().compat();
         let mut head = [0u8; 10];
         reader.read_exact(&mut head).await.unwrap();
         assert_eq!(head[..], data[..10], "window {capacity}");
@@ -51,7 +51,11 @@ async fn futures_io_reads_and_seeks_every_byte() {
         assert_eq!(all[..], data[3..], "window {capacity}");
         let e = reader.seek(SeekFrom::Current(-10_000)).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "window {capacity}: {e}");
-        assert_eq!(reader.into_inner().position(), 5000, "window {capacity}");
+        assert_eq!(
+            reader.into_inner().into_inner().position(),
+            5000,
+            "window {capacity}"
+        );
     }
 }
 
@@ -69,8 +73,8 @@ async fn futures_io_buf_read_reads_lines_over_a_stream_and_a_positional_source()
         let over_stream =
             AsyncBufferedInput::with_capacity(capacity, std::io::Cursor::new(text.clone()));
         let mut readers: [Box<dyn futures::io::AsyncBufRead + Unpin>; 2] = [
-            Box::new(positional(capacity, &text).compat()),
-            Box::new(over_stream.compat()),
+            Box::new(positional(capacity, &text).into_tokio_io().compat()),
+            Box::new(over_stream.into_tokio_io().compat()),
         ];
         for reader in &mut readers {
             let mut lines = Vec::new();

@@ -322,20 +322,36 @@ async fn d_async_seek_in_window_keeps_the_window() {
     let c0 = counts.snapshot();
     let w = input.window();
 
-    assert_eq!(input.seek(SeekFrom::Current(0)).await.unwrap(), 100);
+    assert_eq!(
+        input.tokio_io().seek(SeekFrom::Current(0)).await.unwrap(),
+        100
+    );
     assert_eq!(input.position(), 100);
     assert_eq!(input.window(), w);
     read_checked(&mut input, &data, 100).await;
 
-    assert_eq!(input.seek(SeekFrom::Start(3000)).await.unwrap(), 3000);
+    assert_eq!(
+        input.tokio_io().seek(SeekFrom::Start(3000)).await.unwrap(),
+        3000
+    );
     assert_eq!(input.position(), 3000);
     read_checked(&mut input, &data, 100).await;
 
-    assert_eq!(input.seek(SeekFrom::Current(-2000)).await.unwrap(), 1100);
+    assert_eq!(
+        input
+            .tokio_io()
+            .seek(SeekFrom::Current(-2000))
+            .await
+            .unwrap(),
+        1100
+    );
     read_checked(&mut input, &data, 50).await;
-    assert_eq!(input.seek(SeekFrom::Start(10)).await.unwrap(), 10);
+    assert_eq!(
+        input.tokio_io().seek(SeekFrom::Start(10)).await.unwrap(),
+        10
+    );
     let mut small = [0u8; 30];
-    let n = input.read(&mut small).await.unwrap();
+    let n = input.tokio_io().read(&mut small).await.unwrap();
     assert!(n > 0);
     assert_bytes(
         &small[..n],
@@ -429,7 +445,7 @@ async fn e_stats_agree_with_the_source_through_async_read() {
     {
         let p = input.position() as usize;
         let mut buf = vec![0u8; *n];
-        let k = input.read(&mut buf).await.unwrap();
+        let k = input.tokio_io().read(&mut buf).await.unwrap();
         assert!(k > 0 || p == data.len(), "step {i}");
         assert_bytes(
             &buf[..k],
@@ -441,10 +457,10 @@ async fn e_stats_agree_with_the_source_through_async_read() {
         if i % 3 == 0 {
             // AsyncBufRead: bytes count as handed out when consumed.
             let p = input.position() as usize;
-            let got = input.fill_buf().await.unwrap().to_vec();
+            let got = input.tokio_io().fill_buf().await.unwrap().to_vec();
             assert_bytes(&got, &data[p..p + got.len()], p as u64, "fill_buf");
             let take = got.len() / 2;
-            input.consume(take);
+            input.tokio_io().consume(take);
             handed += take as u64;
         }
         assert_step(&input, &counts, handed, i);
@@ -469,7 +485,10 @@ async fn f_length_is_asked_once_and_cached() {
     assert_eq!(input.position(), 0, "length() does not move the position");
 
     read_checked(&mut input, &data, 10).await;
-    assert_eq!(input.seek(SeekFrom::End(-10)).await.unwrap(), 99_990);
+    assert_eq!(
+        input.tokio_io().seek(SeekFrom::End(-10)).await.unwrap(),
+        99_990
+    );
     read_checked(&mut input, &data, 10).await;
     assert_eq!(input.length().await.unwrap(), 100_000);
     let ends = counts

@@ -6,8 +6,8 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::SlowLink;
 use abi_testkit::*;
-use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::PositionalFetch;

@@ -112,11 +112,11 @@ async fn a_dropped_end_seek_has_one_rule() {
     for (case, read) in [("window hit", 1), ("window miss", 40)] {
         let mut input = AsyncBufferedInput::with_capacity(16, flaky(data(100), None, None));
         input.read_byte().await.unwrap();
-        poll_once_and_drop(AsyncSeekExt::seek(&mut input, SeekFrom::End(-5)));
+        poll_once_and_drop(AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::End(-5)));
         input.read_bytes(&mut vec![0; read]).await.unwrap();
         let expected = 1 + read as u64;
         assert_eq!(
-            AsyncSeekExt::seek(&mut input, SeekFrom::Current(0))
+            AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::Current(0))
                 .await
                 .unwrap(),
             expected,
@@ -127,8 +127,8 @@ async fn a_dropped_end_seek_has_one_rule() {
 
     let mut input = AsyncBufferedInput::with_capacity(16, flaky(data(100), None, None));
     input.read_byte().await.unwrap();
-    poll_once_and_drop(AsyncSeekExt::seek(&mut input, SeekFrom::End(-5)));
-    let at = AsyncSeekExt::seek(&mut input, SeekFrom::Current(0))
+    poll_once_and_drop(AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::End(-5)));
+    let at = AsyncSeekExt::seek(&mut input.tokio_io(), SeekFrom::Current(0))
         .await
         .unwrap();
     assert_eq!(at, 95, "nothing in between: completed by the next seek");

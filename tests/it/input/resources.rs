@@ -159,10 +159,8 @@ async fn unnamed_inputs_are_described() {
     let counting = CountingPositional::new(MemorySource::new(vec![0u8; 4]));
     let input = AsyncBufferedInput::new(PositionalFetch::new(counting));
     assert_eq!(input.resource(), "positional source");
-    let retrying = async_buffered_input::layer::Retrying::new(
-        MemorySource::new(vec![0u8; 9]),
-        async_buffered_input::layer::RetryPolicy::new(3),
-    );
+    let retrying = async_buffered_input::layer::Retrying::new(MemorySource::new(vec![0u8; 9]))
+        .with_attempts(3);
     let input = AsyncBufferedInput::new(PositionalFetch::new(retrying));
     assert_eq!(input.resource(), "memory (9 bytes)");
 }

@@ -4,7 +4,8 @@
 
 use std::io::Cursor;
 
-use async_buffered_input::layer::SlowLink;
+use abi_testkit::SlowLink;
+use async_buffered_input::interop::TokioIo;
 use async_buffered_input::source::{FileSource, MemorySource};
 use async_buffered_input::{AsyncBufferedInput, InputError, Stats};
 use async_buffered_input::{Fetch, PositionalFetch, ReadAhead, StreamFetch};
@@ -29,7 +30,13 @@ fn assert_send<T: Send>(_: &T) {}
 fn assert_send_sync_unpin<T: Send + Sync + Unpin>() {}
 fn assert_send_sync_copy<T: Send + Sync + Copy + 'static>() {}
 fn assert_error_payload<T: std::error::Error + Send + Sync + 'static>() {}
-fn assert_tokio_io<T: AsyncRead + AsyncBufRead + AsyncSeek + Unpin>() {}
+/// `T` as tokio's I/O, owned (`into_tokio_io`) and borrowed (`tokio_io`).
+fn assert_tokio_io<T>()
+where
+    TokioIo<T>: AsyncRead + AsyncBufRead + AsyncSeek + Unpin + Send + Sync,
+    for<'a> TokioIo<&'a mut T>: AsyncRead + AsyncBufRead + AsyncSeek + Unpin + Send,
+{
+}
 fn assert_clone<T: Clone>() {}
 
 #[test]
@@ -48,7 +55,7 @@ fn fetchers_are_send_sync_unpin() {
 }
 
 #[test]
-fn inputs_implement_tokio_io_traits() {
+fn inputs_as_tokio_io_implement_its_traits() {
     for_each_input!(assert_tokio_io);
 }
 

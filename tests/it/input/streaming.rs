@@ -1,13 +1,11 @@
 //! Long sequential runs served from one stream (`PositionalSource::read_stream`), and the
 //! choice between the stream and ranged read-ahead by the rates each moves.
 
-use std::io::SeekFrom;
 use std::sync::Arc;
 use std::time::Duration;
 
 use abi_testkit::{pattern, pattern_vec, Delay, Scripted};
 use async_buffered_input::{AsyncBufferedInput, MemoryBudget, PositionalFetch, ReadAhead};
-use tokio::io::AsyncSeekExt;
 
 const K: usize = 1 << 10;
 const M: usize = 1 << 20;
@@ -24,7 +22,7 @@ async fn read_checked(
     len: usize,
     step: usize,
 ) {
-    input.seek(SeekFrom::Start(at)).await.unwrap();
+    input.seek_to(at);
     let mut buf = vec![0u8; step];
     let mut pos = at as usize;
     while pos < at as usize + len {

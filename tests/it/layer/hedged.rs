@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use abi_testkit::{Delay, Scripted};
-use async_buffered_input::layer::{Deadline, HedgePolicy, Hedged, RetryPolicy, Retrying};
+use async_buffered_input::layer::{is_transient, Deadline, Hedged, Retrying};
 use async_buffered_input::source::PositionalSource;
 use async_buffered_input::SourceError;
 use tokio::time::Instant;
@@ -34,10 +34,9 @@ fn hedged_after(
     budget: f64,
     latency: impl Fn(u64) -> Option<Duration> + Send + Sync + 'static,
 ) -> Hedged<Scripted> {
-    Hedged::new(
-        scripted(latency),
-        HedgePolicy::fixed(ms(delay_ms)).with_budget(budget),
-    )
+    Hedged::new(scripted(latency))
+        .with_fixed_delay(ms(delay_ms))
+        .with_budget(budget)
 }
 
 /// Reads `len` bytes at `at`, checks them, and returns how long the read took.
@@ -155,14 +154,13 @@ async fn a_straggler_gets_the_reserve_when_the_usual_tail_took_the_rest() {
     // delay, reads hedge only while more than the reserve is saved, so the tail never takes
     // the reserve; a straggler, still unanswered at twice the delay (6 ms), takes it. (Without
     // the reserve the tail takes every hedge as soon as it is earned, and stragglers wait.)
-    let source = Hedged::new(
-        first_slow(|i| match i {
-            i if i % 100 == 99 => ms(200),
-            i if i % 10 == 9 => ms(5),
-            _ => ms(1),
-        }),
-        HedgePolicy::fixed(ms(3)).with_budget(0.05),
-    );
+    let source = Hedged::new(first_slow(|i| match i {
+        i if i % 100 == 99 => ms(200),
+        i if i % 10 == 9 => ms(5),
+        _ => ms(1),
+    }))
+    .with_fixed_delay(ms(3))
+    .with_budget(0.05);
     // 1000 reads, read i starting at i / 10 ms: about 10 in flight at a time.
     let reads = (0..1000u64).map(|i| {
         let source = &source;
@@ -190,10 +188,9 @@ async fn a_straggler_gets_the_reserve_when_the_usual_tail_took_the_rest() {
 #[tokio::test(start_paused = true)]
 async fn the_learned_delay_follows_recent_latencies() {
     // 2 ms usually, 200 ms for every 50th request.
-    let source = Hedged::new(
-        scripted(|n| Some(if n % 50 == 49 { ms(200) } else { ms(2) })),
-        HedgePolicy::default(),
-    );
+    let source = Hedged::new(scripted(|n| {
+        Some(if n % 50 == 49 { ms(200) } else { ms(2) })
+    }));
     assert_eq!(source.stats().delay, None, "nothing learned yet");
     let mut slowest = Duration::ZERO;
     for _ in 0..500 {
@@ -227,10 +224,7 @@ async fn a_read_sent_while_the_delay_is_learned_is_hedged_once_it_is() {
     // request (its hedge too) 2 ms. When they are sent nothing is learned yet; once the others
     // have answered, the delay is known (2 ms, the floor) and the straggler, waiting longer
     // than that, is hedged.
-    let source = Hedged::new(
-        scripted(|n| Some(if n == 5 { ms(1000) } else { ms(2) })),
-        HedgePolicy::default(),
-    );
+    let source = Hedged::new(scripted(|n| Some(if n == 5 { ms(1000) } else { ms(2) })));
     let t0 = Instant::now();
     let reads = (0..64u64).map(|i| {
         let source = &source;
@@ -272,10 +266,10 @@ async fn a_slow_read_the_budget_cannot_pay_for_is_counted() {
 #[tokio::test(start_paused = true)]
 async fn one_failed_request_waits_for_the_other() {
     // The first fails at 20 ms, after the hedge was sent (10 ms); the hedge answers at 40 ms.
-    let source = Hedged::new(
-        scripted(|n| Some(if n == 0 { ms(20) } else { ms(30) })).fail_request(0),
-        HedgePolicy::fixed(ms(10)).with_budget(1.0),
-    );
+    let source =
+        Hedged::new(scripted(|n| Some(if n == 0 { ms(20) } else { ms(30) })).fail_request(0))
+            .with_fixed_delay(ms(10))
+            .with_budget(1.0);
     let t0 = Instant::now();
     let data = source.read_at(0, 10).await.unwrap();
     assert_eq!(data[..], expected(0, 10)[..]);
@@ -292,7 +286,9 @@ async fn a_stalled_request_hits_its_deadline_and_retrying_recovers() {
         1_000_000,
     );
     assert_eq!(deadline.deadline(1000), ms(101), "base + 1000 B at 1 MB/s");
-    let source = Retrying::new(deadline, RetryPolicy::new(3).with_backoff(ms(10), ms(10)));
+    let source = Retrying::new(deadline)
+        .with_attempts(3)
+        .with_backoff(ms(10), ms(10));
     let t0 = Instant::now();
     let data = source.read_at(0, 1000).await.unwrap();
     assert_eq!(data[..], expected(0, 1000)[..]);
@@ -303,8 +299,8 @@ async fn a_stalled_request_hits_its_deadline_and_retrying_recovers() {
         "deadline, backoff, second request: {took:?}"
     );
     let inner = source.get_ref();
-    assert_eq!(inner.stats().deadlines_hit, 1);
-    assert_eq!(inner.stats().requests, 2);
+    assert_eq!(inner.deadlines_hit(), 1);
+    assert_eq!(inner.requests(), 2);
     assert_eq!(
         inner.get_ref().counts().live,
         0,
@@ -317,7 +313,7 @@ async fn a_deadline_error_is_timed_out_and_says_what_was_asked() {
     let source = Deadline::new(scripted(|_| None), ms(50), 1 << 20);
     let err = source.read_at(4096, 100).await.unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::TimedOut);
-    assert!(RetryPolicy::is_transient(err.kind()));
+    assert!(is_transient(err.kind()));
     let message = err.to_string();
     assert!(message.contains("100 bytes at offset 4096"), "{message}");
     // One line says why (the cause's text ends the message); the cause stays reachable with
@@ -340,27 +336,27 @@ async fn the_deadline_grows_with_the_size() {
         io::ErrorKind::TimedOut
     );
     assert_eq!(source.read_at(0, 65_000).await.unwrap().len(), 65_000);
-    assert_eq!(source.stats().deadlines_hit, 1);
+    assert_eq!(source.deadlines_hit(), 1);
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_whole_stack_hedges_and_retries_stalls() {
     // Request 0 stalls forever, 1 (its hedge) too, 2 (the retry) answers in 2 ms.
     let stack = Retrying::new(
-        Hedged::new(
-            Deadline::new(
-                scripted(|n| if n < 2 { None } else { Some(ms(2)) }),
-                ms(100),
-                1 << 20,
-            ),
-            HedgePolicy::fixed(ms(10)).with_budget(1.0),
-        ),
-        RetryPolicy::new(3).with_backoff(ms(5), ms(5)),
-    );
+        Hedged::new(Deadline::new(
+            scripted(|n| if n < 2 { None } else { Some(ms(2)) }),
+            ms(100),
+            1 << 20,
+        ))
+        .with_fixed_delay(ms(10))
+        .with_budget(1.0),
+    )
+    .with_attempts(3)
+    .with_backoff(ms(5), ms(5));
     let data = stack.read_at(10, 10).await.unwrap();
     assert_eq!(data[..], expected(10, 10)[..]);
     let hedged = stack.get_ref();
-    assert_eq!(hedged.get_ref().stats().deadlines_hit, 2);
+    assert_eq!(hedged.get_ref().deadlines_hit(), 2);
     assert_eq!(hedged.stats().hedges_fired, 1);
     assert_eq!(hedged.get_ref().get_ref().counts().live, 0);
 }
@@ -409,17 +405,26 @@ async fn futures_join_all<F: std::future::Future>(
 
 #[tokio::test(start_paused = true)]
 async fn a_delay_too_long_to_add_to_an_instant_never_hedges_and_does_not_panic() {
-    // `HedgePolicy::fixed(Duration::MAX)` (or a learned floor as long) is a way to say "never
+    // `with_fixed_delay(Duration::MAX)` (or a learned floor as long) is a way to say "never
     // hedge": the read waits for its answer, with no hedge, rather than panicking on an
     // instant's overflow.
-    for policy in [
-        HedgePolicy::fixed(Duration::MAX),
-        HedgePolicy::fixed(Duration::MAX / 2 + ms(1)),
-        HedgePolicy::learned(0.95, Duration::MAX, 1000),
+    for (policy, source) in [
+        (
+            "fixed MAX",
+            Hedged::new(scripted(|_| Some(ms(30)))).with_fixed_delay(Duration::MAX),
+        ),
+        (
+            "fixed MAX / 2 + 1 ms",
+            Hedged::new(scripted(|_| Some(ms(30)))).with_fixed_delay(Duration::MAX / 2 + ms(1)),
+        ),
+        (
+            "learned, floor MAX",
+            Hedged::new(scripted(|_| Some(ms(30)))).with_learned_delay(0.95, Duration::MAX, 1000),
+        ),
     ] {
-        let source = Hedged::new(scripted(|_| Some(ms(30))), policy.with_budget(1.0));
+        let source = source.with_budget(1.0);
         let data = source.read_at(100, 50).await.unwrap();
-        assert_eq!(data[..], expected(100, 50)[..], "{policy:?}");
-        assert_eq!(source.stats().hedges_fired, 0, "{policy:?}");
+        assert_eq!(data[..], expected(100, 50)[..], "{policy}");
+        assert_eq!(source.stats().hedges_fired, 0, "{policy}");
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use abi_testkit::*;
-use async_buffered_input::layer::{RetryPolicy, Retrying};
+use async_buffered_input::layer::Retrying;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::{AsyncBufferedInput, InputError};
 use async_buffered_input::{PositionalFetch, ReadAhead};
@@ -115,9 +115,11 @@ async fn a_long_read_over_a_flaky_source_completes_by_retrying_it() {
 async fn a_retrying_source_completes_the_read_in_one_call() {
     let data = pattern_vec(LEN);
     let flaky = flaky(data.clone(), 20, ErrorKind::TimedOut);
-    let policy =
-        RetryPolicy::new(8).with_backoff(Duration::from_millis(10), Duration::from_millis(80));
-    let source = std::sync::Arc::new(Retrying::new(flaky, policy));
+    let source = std::sync::Arc::new(
+        Retrying::new(flaky)
+            .with_attempts(8)
+            .with_backoff(Duration::from_millis(10), Duration::from_millis(80)),
+    );
     let fetch = PositionalFetch::from_arc(source.clone()).with_read_ahead(ReadAhead::new(4096, 4));
     let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
     let mut header = [0u8; 10];
@@ -140,21 +142,15 @@ async fn a_retrying_source_completes_the_read_in_one_call() {
 #[tokio::test(start_paused = true)]
 async fn errors_that_cannot_succeed_are_not_retried_and_giving_up_says_so() {
     // Not transient: one attempt, the error as it was.
-    let missing = Retrying::new(
-        flaky(vec![1u8; 10], 100, ErrorKind::NotFound),
-        RetryPolicy::new(5),
-    );
+    let missing = Retrying::new(flaky(vec![1u8; 10], 100, ErrorKind::NotFound)).with_attempts(5);
     let e = missing.read_at(0, 5).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotFound);
     assert_eq!(missing.get_ref().requests(), 1);
 
     // Transient, always: every attempt, with the backoff between them, then the last error.
-    let policy =
-        RetryPolicy::new(4).with_backoff(Duration::from_millis(100), Duration::from_millis(250));
-    let down = Retrying::new(
-        flaky(vec![1u8; 10], 100, ErrorKind::ConnectionRefused),
-        policy,
-    );
+    let down = Retrying::new(flaky(vec![1u8; 10], 100, ErrorKind::ConnectionRefused))
+        .with_attempts(4)
+        .with_backoff(Duration::from_millis(100), Duration::from_millis(250));
     let started = tokio::time::Instant::now();
     let e = down.read_at(3, 5).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectionRefused);

@@ -18,7 +18,7 @@ use crate::fault_proxy;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_buffered_input::layer::{HedgePolicy, Hedged};
+use async_buffered_input::layer::Hedged;
 use async_buffered_input::source::{ObjectStoreSource, PositionalSource};
 use fault_proxy::{Delay, FaultProxy};
 
@@ -53,7 +53,6 @@ async fn hedges_answer_stragglers_within_the_budget() {
     let url = format!("http://{}/{name}", proxy.addr());
     let source = Arc::new(Hedged::new(
         ObjectStoreSource::from_url(&url).await.unwrap(),
-        HedgePolicy::default(),
     ));
     // 16 tasks, 100 lookups each of 100 bytes at spread offsets.
     let mut tasks = tokio::task::JoinSet::new();

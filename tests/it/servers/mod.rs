@@ -21,6 +21,30 @@ fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/http-server.sh")
 }
 
+/// `bash scripts/NAME` (`s3-server.sh`, `http-server.sh`), to be given its arguments and
+/// environment.
+pub fn server_script(name: &str) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("scripts")
+            .join(name),
+    );
+    cmd
+}
+
+/// Runs the server script `name` as `cmd` says (`args`, for the message); its stdout, or a
+/// panic with its stderr.
+pub fn script_output(name: &str, cmd: &mut Command, args: &dyn std::fmt::Debug) -> String {
+    let out = cmd.output().expect("bash runs the server script");
+    assert!(
+        out.status.success(),
+        "scripts/{name} {args:?} failed (run `scripts/{name} install` first): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 impl Nginx {
     /// Serves `dir` at `/` on a free port of 127.0.0.1.
     pub fn serve(dir: &Path) -> Self {
@@ -39,13 +63,7 @@ impl Nginx {
             "scripts/http-server.sh up failed (run `scripts/http-server.sh install` first):\n{stdout}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let var = |name: &str| {
-            stdout
-                .lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}=")))
-                .unwrap_or_else(|| panic!("no {name} in {stdout}"))
-                .to_owned()
-        };
+        let var = |name: &str| abi_testkit::value_of::<String>(&stdout, name);
         Self {
             url: var("HTTP_URL"),
             access_log: PathBuf::from(var("HTTP_ACCESS_LOG")),
@@ -102,20 +120,10 @@ impl S3 {
     pub fn serve(dir: &Path, prefix: &str) -> Self {
         let parent = tempfile::tempdir().expect("temp dir");
         let state = parent.path().join("s3");
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/s3-server.sh");
         let run = |args: &[&std::ffi::OsStr]| {
-            let out = Command::new(&script)
-                .args(args)
-                .env("S3_STATE", &state)
-                .env_remove("S3_PORT")
-                .output()
-                .expect("bash runs scripts/s3-server.sh");
-            assert!(
-                out.status.success(),
-                "scripts/s3-server.sh {args:?} failed (run `scripts/s3-server.sh install` first): {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).into_owned()
+            let mut cmd = server_script("s3-server.sh");
+            cmd.args(args).env("S3_STATE", &state).env_remove("S3_PORT");
+            script_output("s3-server.sh", &mut cmd, &args)
         };
         let stdout = run(&["up".as_ref(), parent.path().join("data").as_os_str()]);
         let env = stdout
@@ -149,8 +157,7 @@ impl S3 {
 
 impl Drop for S3 {
     fn drop(&mut self) {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/s3-server.sh");
-        let _ = Command::new(script)
+        let _ = server_script("s3-server.sh")
             .arg("down")
             .env("S3_STATE", &self.state)
             .output();

@@ -137,20 +137,13 @@ async fn missing_objects_are_not_found_naming_the_url() {
 /// `scripts/http-server.sh` with its own state folder (so it does not disturb the shared
 /// server); prints the `KEY=VALUE` lines of `up`.
 fn own_nginx(state: &Path, args: &[&str], port: Option<u16>) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/http-server.sh");
-    let mut cmd = Command::new("bash");
-    cmd.arg(script).args(args).env("HTTP_STATE", state);
+    let mut cmd = crate::servers::server_script("http-server.sh");
+    cmd.args(args).env("HTTP_STATE", state);
     match port {
         Some(port) => cmd.env("HTTP_PORT", port.to_string()),
         None => cmd.env_remove("HTTP_PORT"), // not the shared server's
     };
-    let out = cmd.output().expect("run scripts/http-server.sh");
-    assert!(
-        out.status.success(),
-        "http-server.sh {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    crate::servers::script_output("http-server.sh", &mut cmd, &args)
 }
 
 /// Stops the test's own nginx even if the test fails.

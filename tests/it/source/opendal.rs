@@ -21,7 +21,7 @@ use std::io::ErrorKind;
 use std::time::Duration;
 
 use abi_testkit::{chain, pattern_vec, Rng};
-use async_buffered_input::layer::{RetryPolicy, Retrying};
+use async_buffered_input::layer::Retrying;
 use async_buffered_input::source::{OpendalSource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};
@@ -96,7 +96,7 @@ async fn a_shrunk_file_is_unexpected_eof_not_short_bytes() {
 async fn retrying_does_not_retry_not_found() {
     let (operator, source) = memory_with("f.bin", b"abc").await;
     operator.delete("f.bin").await.unwrap();
-    let retrying = Retrying::new(source, RetryPolicy::default());
+    let retrying = Retrying::new(source);
     let started = tokio::time::Instant::now();
     let e = retrying.read_at(0, 3).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");

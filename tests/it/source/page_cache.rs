@@ -139,7 +139,7 @@ async fn the_end_of_a_cached_file_costs_one_request_not_a_read_ahead() {
             .with_read_ahead(ReadAhead::new(256 << 10, depth));
         let mut input = AsyncBufferedInput::new(fetch);
         let mut got = Vec::new();
-        input.read_to_end(&mut got).await.unwrap();
+        input.tokio_io().read_to_end(&mut got).await.unwrap();
         assert!(got == data, "bytes differ (depth {depth})");
         let plain = counted.requests() - counted.immediate();
         assert_eq!(plain, 1, "depth {depth}: {counted:?}");

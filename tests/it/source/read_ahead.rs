@@ -4,8 +4,8 @@ use std::io::{ErrorKind, SeekFrom};
 use std::sync::Arc;
 use std::time::Duration;
 
+use abi_testkit::SlowLink;
 use abi_testkit::{chain, input_error, pattern_vec, Delay, Scripted};
-use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};
@@ -270,7 +270,7 @@ async fn slices_read_as_their_own_file_and_cannot_escape() {
         &data[1000..1100]
     );
     // SeekFrom::End is relative to the slice.
-    assert_eq!(s.seek(SeekFrom::End(-10)).await.unwrap(), 90);
+    assert_eq!(s.tokio_io().seek(SeekFrom::End(-10)).await.unwrap(), 90);
     assert_eq!(s.read_byte().await.unwrap(), data[1090]);
     // A slice of a slice is relative to its parent; a clone of a slice is that slice.
     let mut ss = s.slice(50, 20).await.unwrap();

@@ -29,18 +29,20 @@
 //! ```
 #![cfg(feature = "object-store")]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use abi_testkit::{assert_bytes, chain, pattern_vec, Rng};
-use async_buffered_input::layer::{RetryPolicy, Retrying};
+use async_buffered_input::layer::Retrying;
 use async_buffered_input::object_store::aws::AmazonS3Builder;
 use async_buffered_input::object_store::path::Path as ObjectPath;
 use async_buffered_input::source::ObjectStoreSource;
 use async_buffered_input::{AsyncBufferedInput, PositionalFetch, ReadAhead};
+
+use crate::servers::{script_output, server_script};
 
 /// A read still pending after this is a hang: the test fails instead of waiting forever.
 const HANG: Duration = Duration::from_secs(40);
@@ -69,23 +71,12 @@ struct Ctl {
 impl Ctl {
     /// Runs the script with `args`; its stdout, or a panic with its stderr.
     fn run(&self, args: &[&str]) -> String {
-        let out = self
-            .command(args)
-            .output()
-            .expect("bash runs scripts/s3-server.sh");
-        assert!(
-            out.status.success(),
-            "scripts/s3-server.sh {args:?} failed (run `scripts/s3-server.sh install` first): {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        script_output("s3-server.sh", &mut self.command(args), &args)
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/s3-server.sh");
-        let mut cmd = Command::new("bash");
-        cmd.arg(script)
-            .args(args)
+        let mut cmd = server_script("s3-server.sh");
+        cmd.args(args)
             .env("S3_STATE", &self.state)
             .env("S3_PORT", self.port.to_string())
             .env("S3_BUCKET", BUCKET);
@@ -142,13 +133,7 @@ impl Cluster {
             port,
         };
         let stdout = ctl.up();
-        let var = |name: &str| {
-            stdout
-                .lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}=")))
-                .unwrap_or_else(|| panic!("no {name} in {stdout}"))
-                .to_owned()
-        };
+        let var = |name: &str| abi_testkit::value_of::<String>(&stdout, name);
         let endpoint = var("S3_ENDPOINT");
         assert_eq!(endpoint, format!("http://127.0.0.1:{port}"));
         assert_eq!(var("S3_BUCKET"), BUCKET);
@@ -320,7 +305,7 @@ async fn volume_server_killed_during_a_long_sequential_read() {
     let cluster = Cluster::start();
     let data = pattern_vec(LONG);
     let url = cluster.upload("long.bin", &data);
-    let source = Retrying::new(cluster.open("long.bin").await, RetryPolicy::default());
+    let source = Retrying::new(cluster.open("long.bin").await);
     let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::default());
     let mut input = AsyncBufferedInput::new(fetch);
     assert_eq!(input.length().await.unwrap(), LONG as u64);
@@ -417,10 +402,7 @@ async fn volume_server_killed_during_term_lookups() {
     let cluster = Cluster::start();
     let data = Arc::new(pattern_vec(LOOKUP_FILE));
     let url = Arc::new(cluster.upload("terms.bin", &data));
-    let source = Arc::new(Retrying::new(
-        cluster.open("terms.bin").await,
-        RetryPolicy::default(),
-    ));
+    let source = Arc::new(Retrying::new(cluster.open("terms.bin").await));
     let done = Arc::new(AtomicUsize::new(0));
     let target = Arc::new(AtomicUsize::new(usize::MAX));
     let errors = Arc::new(Errors::default());
@@ -526,7 +508,7 @@ mod disk_tier {
         let disk = DiskTier::open(cluster.dir.path().join("disk-tier"), DISK, BLOCK).unwrap();
         let cache = BlockCache::with_disk_tier(MEMORY, disk);
         let source = Arc::new(Cached::new(
-            Retrying::new(cluster.open("cached.bin").await, RetryPolicy::default()),
+            Retrying::new(cluster.open("cached.bin").await),
             cache.clone(),
         ));
         let input = || AsyncBufferedInput::new(PositionalFetch::from_arc(source.clone()));

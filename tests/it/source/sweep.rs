@@ -8,8 +8,8 @@ use std::io::ErrorKind;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use abi_testkit::SlowLink;
 use abi_testkit::{pattern_vec, PartlyAtHand, Rng};
-use async_buffered_input::layer::SlowLink;
 use async_buffered_input::source::{FileSource, MemorySource, PositionalSource};
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};
