@@ -144,7 +144,7 @@ impl PositionalSource for Reporting {
     fn read_stream(
         &self,
         offset: u64,
-    ) -> Option<futures_util::stream::BoxStream<'static, io::Result<Bytes>>> {
+    ) -> Option<futures_core::stream::BoxStream<'static, io::Result<Bytes>>> {
         self.inner.read_stream(offset)
     }
 

@@ -2,7 +2,7 @@
 //! servers through `nfs3_client`.
 //!
 //! - `object_store_source`, `object_store_error`: [`ObjectStoreSource`] and how its errors read;
-//! - `opendal_source`: [`OpendalSource`];
+//! - `opendal_source`, `opendal_error`: [`OpendalSource`] and its errors' kinds;
 //! - `nfs_source`, `nfs_connection`, `nfs_url`, `nfs_error`: [`NfsSource`], its pool of
 //!   connections, its URL, and the `io::ErrorKind` of each NFS status;
 //! - `remote_common`: the TLS set-up and the short-answer error both share;
@@ -20,6 +20,8 @@ mod nfs_url;
 mod object_store_error;
 #[cfg(feature = "object-store")]
 mod object_store_source;
+#[cfg(feature = "opendal")]
+mod opendal_error;
 #[cfg(feature = "opendal")]
 mod opendal_source;
 #[cfg(feature = "opendal")]

@@ -1,0 +1,187 @@
+//! How a long sequential run is read, one stream or ranged read-ahead, and the rates that
+//! choose (see `stream` for the stream itself).
+//!
+//! A run starts with ranged read-ahead (`queue`): a lookup's few reads never open a stream.
+//! Once a run has gone [`STREAM_AFTER`] bytes, the fetcher asks no more chunks, lets those in
+//! flight drain, and opens one stream where they end. While the stream keeps the consumer
+//! waiting most of the time (the stream, not the consumer, sets the pace), it measures the
+//! stream's rate over [`MEASURE`] bytes, then tries ranged read-ahead in its place and measures
+//! that over as many bytes (after [`WARM_UP`] bytes in which its shape grows). Ranges stay if
+//! they moved bytes [`BETTER`] times as fast (a link that caps each connection, or one with a
+//! long round trip); otherwise the stream comes back. The fetcher keeps what it chose for its
+//! later runs, and measures again after [`CHOICE_HOLDS`] bytes.
+
+use std::io;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::stream::BoxStream;
+use tokio::time::Instant;
+
+use crate::memory_budget::Reservation;
+
+/// How far a sequential run goes on ranged read-ahead before a stream may serve it: further
+/// than a lookup's reads, which must open no stream (four of the read-ahead's first chunks).
+pub(super) const STREAM_AFTER: u64 = 256 << 10;
+/// Over how many bytes a way of reading is measured before it is judged.
+const MEASURE: u64 = 8 << 20;
+/// How many bytes a way of reading moves before it is timed (see `Pace::served`).
+const WARM_UP: u64 = 2 << 20;
+/// After how many bytes read the chosen way a choice is measured again: a busy moment of the
+/// machine or the link may have made it, and the link may have changed.
+const CHOICE_HOLDS: u64 = 256 << 20;
+/// How many times the stream's rate ranges must reach to take its place: more connections
+/// cost more requests, so a tie goes to the stream.
+const BETTER: f64 = 1.25;
+
+/// One open stream: its next bytes are the view's `[at, at + held.len())`, then the stream's.
+pub(super) struct OpenStream {
+    pub(super) at: u64,
+    pub(super) held: Bytes,
+    // In a mutex only to be `Sync` (as the fetcher is): reached through `get_mut`, never
+    // locked.
+    pub(super) stream: Mutex<BoxStream<'static, io::Result<Bytes>>>,
+    // A chunk of the memory budget, for `held` (one piece of the transport's answer).
+    pub(super) budget: Option<Reservation>,
+    // Set when the stream ended or failed after handing out bytes: the next fetch that needs
+    // more goes ranged.
+    pub(super) done: bool,
+}
+
+/// How sequential runs are read, and what was measured of each way.
+#[derive(Debug, Default)]
+pub(super) struct Pace {
+    // Bytes handed out in this sequential run.
+    run: u64,
+    // Whether the source has a stream (`None` until asked), and whether this run's failed.
+    pub(super) streams: Option<bool>,
+    pub(super) stream_failed: bool,
+    way: Way,
+    // The way being measured now: since when (once steady), how many bytes (before: while
+    // warming up), how long the consumer waited for it.
+    since: Option<Instant>,
+    bytes: u64,
+    waited: Duration,
+    waiting_since: Option<Instant>,
+    // Bytes read since the way was chosen (across runs).
+    chosen_for: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+enum Way {
+    /// A stream, to be measured if it keeps the consumer waiting.
+    #[default]
+    Stream,
+    /// Ranged read-ahead, tried in place of a stream that moved `stream_rate` bytes a second.
+    TryingRanges { stream_rate: f64 },
+    /// Chosen by measurement, until [`CHOICE_HOLDS`] bytes were read that way.
+    Chosen { stream: bool },
+}
+
+impl Pace {
+    /// A read elsewhere: a new run.
+    pub(super) fn new_run(&mut self) {
+        self.run = 0;
+        self.stream_failed = false;
+        self.restart_meter();
+    }
+
+    /// Whether the run should be served by a stream now (the source's having one aside).
+    pub(super) fn wants_stream(&self) -> bool {
+        let stream = match self.way {
+            Way::Stream => true,
+            Way::TryingRanges { .. } => false,
+            Way::Chosen { stream } => stream,
+        };
+        stream && self.streams != Some(false) && !self.stream_failed && self.run >= STREAM_AFTER
+    }
+
+    /// Whether the stream's rate is being measured (not chosen yet).
+    pub(super) fn measuring_stream(&self) -> bool {
+        self.way == Way::Stream
+    }
+
+    pub(super) fn restart_meter(&mut self) {
+        self.since = None;
+        self.bytes = 0;
+        self.waited = Duration::ZERO;
+        self.waiting_since = None;
+    }
+
+    /// `n` bytes were handed out in the run, from the stream or not. Returns whether the
+    /// stream, if open, is to end (ranges are to be tried).
+    ///
+    /// A way of reading is timed in its steady state: from the first time the consumer waits
+    /// for it after [`WARM_UP`] bytes (the first bytes of a stream come after a request's
+    /// latency; ranges grow their shape, and chunks already received would count as if they
+    /// came at once), over [`MEASURE`] bytes and up to the end of a wait.
+    pub(super) fn served(&mut self, n: usize, from_stream: bool) -> bool {
+        self.run = self.run.saturating_add(n as u64);
+        let waited = self.waiting_since.take();
+        let measured = match self.way {
+            Way::Stream => from_stream,
+            Way::TryingRanges { .. } => !from_stream,
+            Way::Chosen { .. } => {
+                self.chosen_for = self.chosen_for.saturating_add(n as u64);
+                if self.chosen_for >= CHOICE_HOLDS {
+                    self.way = Way::Stream; // measured again from the next stream
+                    self.restart_meter();
+                }
+                false
+            }
+        };
+        if !measured {
+            return false;
+        }
+        let now = Instant::now();
+        self.bytes = self.bytes.saturating_add(n as u64);
+        let Some(since) = self.since else {
+            if self.bytes >= WARM_UP && waited.is_some() {
+                // Steady: timed from here on.
+                self.since = Some(now);
+                self.bytes = 0;
+                self.waited = Duration::ZERO;
+            }
+            return false;
+        };
+        if let Some(waited) = waited {
+            self.waited += now - waited;
+        }
+        // Timed from the end of one wait to the end of another, so that bytes that came at
+        // once (chunks in flight together) count over the time they took; a consumer that
+        // stops waiting is slower than the way it reads, which is then fast enough.
+        if self.bytes < MEASURE || (waited.is_none() && self.bytes < 4 * MEASURE) {
+            return false;
+        }
+        let elapsed = now - since;
+        let rate = self.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
+        match self.way {
+            Way::Stream if self.waited * 2 > elapsed => {
+                tracing::debug!(rate, "the stream keeps the consumer waiting: trying ranges");
+                self.way = Way::TryingRanges { stream_rate: rate };
+                self.restart_meter();
+                true
+            }
+            Way::TryingRanges { stream_rate } => {
+                let stream = rate < stream_rate * BETTER;
+                tracing::debug!(stream_rate, ranges_rate = rate, stream, "chosen");
+                self.way = Way::Chosen { stream };
+                self.chosen_for = 0;
+                self.restart_meter();
+                false
+            }
+            _ => {
+                // The consumer sets the pace: measure again later.
+                self.since = None;
+                self.bytes = WARM_UP;
+                false
+            }
+        }
+    }
+
+    /// The consumer waits for the way being measured from now (if not already).
+    pub(super) fn waiting(&mut self) {
+        self.waiting_since.get_or_insert_with(Instant::now);
+    }
+}
