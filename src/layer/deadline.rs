@@ -21,6 +21,10 @@ use crate::stats::metrics;
 /// See [`Hedged`](crate::layer::Hedged) for where it goes among the other wrappers (innermost,
 /// so that the wait for a limiter's turn does not count).
 ///
+/// It serves no stream ([`read_stream`](crate::source::PositionalSource::read_stream) is
+/// `None`): its deadlines are per request, and a stream has no size to set one by,
+/// so sequential runs through it stay ranged.
+///
 /// # Examples
 ///
 /// ```

@@ -81,6 +81,10 @@ use crate::stats::metrics::{self, Tier};
 /// blocks, and a number of its own for a source without a name. [`Cached::with_key`] sets the
 /// key: add a version (an ETag, a generation) where the bytes under a name can change.
 ///
+/// It serves no stream ([`read_stream`](crate::source::PositionalSource::read_stream) is
+/// `None`): a stream's bytes would bypass the blocks and their single-flight,
+/// so sequential runs through it stay ranged.
+///
 /// # Examples
 ///
 /// Two inputs over one cached source, and a clone and a slice of one of them: the blocks read

@@ -34,6 +34,10 @@ use crate::stats::metrics;
 /// along gets the error (naming its own range); if the read that took it along is dropped,
 /// it waits for a turn again. [`LimiterStats::coalesced`](crate::layer::LimiterStats::coalesced)
 /// counts the reads answered this way.
+///
+/// It serves no stream ([`read_stream`](crate::source::PositionalSource::read_stream) is
+/// `None`): a stream would hold a turn for as long as it is read,
+/// so sequential runs through it stay ranged.
 pub struct Limited<S> {
     inner: S,
     limiter: RequestLimiter,

@@ -99,6 +99,7 @@ struct StreamScript {
     piece: usize,
     delay: Delay,
     fails_after: Option<u64>,
+    ends_after: Option<u64>,
 }
 
 /// A part of the script: what it says of a request.
@@ -149,6 +150,7 @@ impl Scripted<MemorySource> {
             piece: piece.max(1),
             delay: delay.into(),
             fails_after: None,
+            ends_after: None,
         });
         self
     }
@@ -164,6 +166,17 @@ impl Scripted<MemorySource> {
             .as_mut()
             .expect("a streaming source")
             .fails_after = Some(bytes);
+        self
+    }
+
+    /// Makes each stream end cleanly (no error, as a connection closed early) once it has
+    /// given `bytes` bytes, before the end of the data.
+    ///
+    /// # Panics
+    ///
+    /// If the source does not stream.
+    pub fn stream_ends_after(mut self, bytes: u64) -> Self {
+        self.stream.as_mut().expect("a streaming source").ends_after = Some(bytes);
         self
     }
 
@@ -557,7 +570,8 @@ impl<S: PositionalSource> PositionalSource for Scripted<S> {
                     if !polled {
                         opened.fetch_add(1, SeqCst);
                     }
-                    if at >= script.data.len() {
+                    if at >= script.data.len() || script.ends_after.is_some_and(|end| given >= end)
+                    {
                         return None;
                     }
                     script.delay.wait().await;

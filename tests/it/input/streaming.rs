@@ -82,6 +82,24 @@ async fn a_stream_that_fails_leaves_the_run_to_ranged_reads_and_loses_nothing() 
 }
 
 #[tokio::test]
+async fn a_stream_that_ends_early_without_an_error_leaves_the_rest_to_ranged_reads() {
+    let source = Arc::new(
+        Scripted::new(pattern_vec(8 * M))
+            .streaming(64 * K, Delay::Ready)
+            .stream_ends_after(M as u64),
+    );
+    let mut input = input(&source);
+    read_checked(&mut input, 0, 8 * M, 10 * K).await;
+    assert_eq!(
+        input.length().await.unwrap(),
+        8 * M as u64,
+        "the length stays true"
+    );
+    assert_eq!(source.streams_opened(), 1);
+    assert!(ranged_bytes(&source) >= 6 * M, "the rest was ranged");
+}
+
+#[tokio::test]
 async fn a_read_elsewhere_ends_the_stream_and_a_new_run_opens_another() {
     let source = Arc::new(Scripted::new(pattern_vec(16 * M)).streaming(64 * K, Delay::Ready));
     let mut input = input(&source);

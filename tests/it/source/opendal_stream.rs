@@ -150,7 +150,7 @@ async fn every_read_at_is_one_ranged_get_of_exactly_its_range() {
 }
 
 /// The stream breaks mid-way (`kind`, after 5 MB of its body): the pass goes on from where the
-/// stream stopped, with ranged `GET`s (or OpenDAL's own request for the rest of the stream,
+/// stream stopped (a reset may lose bytes the client had not read yet: before the 5 MB), with ranged `GET`s (or OpenDAL's own request for the rest of the stream,
 /// which it makes when a body breaks), and every byte is right.
 async fn a_broken_stream_costs_requests_not_bytes(kind: FaultKind) {
     let served = served().await;
@@ -172,10 +172,7 @@ async fn a_broken_stream_costs_requests_not_bytes(kind: FaultKind) {
     let stream_at = gets.iter().position(|r| r.range == Some(hit)).unwrap();
     let after = &gets[stream_at + 1..];
     assert!(
-        !after.is_empty()
-            && after
-                .iter()
-                .all(|r| r.range.unwrap().0 >= hit.0 + STREAM_ONLY),
+        !after.is_empty() && after.iter().all(|r| r.range.unwrap().0 > hit.0),
         "ranged GETs from where the stream broke: {gets:?}"
     );
 }

@@ -44,9 +44,9 @@ pub(super) struct OpenStream {
     pub(super) stream: Mutex<BoxStream<'static, io::Result<Bytes>>>,
     // A chunk of the memory budget, for `held` (one piece of the transport's answer).
     pub(super) budget: Option<Reservation>,
-    // Set when the stream ended or failed after handing out bytes: the next fetch that needs
-    // more goes ranged.
-    pub(super) done: bool,
+    // How the stream ended, once it has: `Ok` at the end of the source, `Err` with why if it
+    // failed or ended before it. Its held bytes are still handed out first.
+    pub(super) done: Option<Result<(), String>>,
 }
 
 /// How sequential runs are read, and what was measured of each way.

@@ -41,7 +41,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             held: Bytes::new(),
             stream: Mutex::new(stream),
             budget,
-            done: false,
+            done: None,
         });
         true
     }
@@ -83,8 +83,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     /// Serves the fetch at `at` from the stream, if one is open there; `None` if none serves
-    /// it (one open elsewhere is ended), or if it failed or ended early (the fetch goes on
-    /// ranged; the run opens no other stream).
+    /// it (one open elsewhere is ended), or once it has ended: failed, or ended where the
+    /// length is not known (the fetch goes on ranged, which finds out; the run opens no other
+    /// stream).
     ///
     /// Fills `buf` with what the stream has without waiting, and waits only when it has
     /// nothing: the bytes then go to the consumer as they arrive.
@@ -110,7 +111,6 @@ impl<S: PositionalSource> PositionalFetch<S> {
             None => buf.remaining(),
         };
         let mut n = 0;
-        let mut trouble = None;
         while n < room {
             if !open.held.is_empty() {
                 let k = open.held.len().min(room - n);
@@ -119,7 +119,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 n += k;
                 continue;
             }
-            if open.done {
+            if open.done.is_some() {
                 break;
             }
             let stream = open
@@ -128,15 +128,15 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 .unwrap_or_else(PoisonError::into_inner);
             match stream.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(bytes))) => open.held = bytes,
-                Poll::Ready(Some(Err(e))) => {
-                    open.done = true;
-                    trouble = Some(e.to_string());
-                }
+                Poll::Ready(Some(Err(e))) => open.done = Some(Err(e.to_string())),
                 Poll::Ready(None) => {
-                    open.done = true;
-                    if length.is_some_and(|length| open.at + (n as u64) < length) {
-                        trouble = Some("it ended before the end of the source".to_owned());
-                    }
+                    let end = open.at + n as u64;
+                    open.done = Some(match length {
+                        Some(length) if end < length => Err(format!(
+                            "it ended at {end}, before the end of the source at {length}"
+                        )),
+                        _ => Ok(()),
+                    });
                 }
                 Poll::Pending if n == 0 => {
                     self.pace.waiting();
@@ -146,22 +146,25 @@ impl<S: PositionalSource> PositionalFetch<S> {
             }
         }
         open.at += n as u64;
-        let end = open.at;
         if n > 0 {
+            let end = open.at;
             self.next_sequential = Some(end);
             if self.pace.served(n, true) {
                 self.end_stream(); // ranges are tried in its place
             }
             return Some(Poll::Ready(Ok(())));
         }
+        let (done, end) = (open.done.take(), open.at);
         self.end_stream();
-        if let Some(trouble) = trouble {
-            tracing::debug!(at, %trouble, "the stream failed: ranged reads");
-            self.pace.stream_failed = true;
-            return None;
-        }
-        // It ended where the source ends.
-        let _ = self.length.set(end);
-        Some(Poll::Ready(Ok(())))
+        // Failed, or ended where the length is not known: the end of the source, or a
+        // connection closed early? A ranged request finds out (and learns the end, or reports
+        // the trouble). The run opens no other stream.
+        let trouble = match done {
+            Some(Err(trouble)) => trouble,
+            _ => format!("it ended at {end}"),
+        };
+        tracing::debug!(at, %trouble, "the stream ended: ranged reads");
+        self.pace.stream_failed = true;
+        None
     }
 }
