@@ -24,8 +24,9 @@ pub struct Verified {
 /// when the commit was read; each `.cfe` is verified as its [`CompoundDirectory`] is read.
 ///
 /// Reads up to [`dir.concurrency()`](Directory::concurrency) files at once (a compound file and
-/// its `.cfe` count as one), each with an input of its own: memory is at most that many
-/// inputs' bound. The result is the one a loop over the files in the commit's order gives,
+/// its `.cfe` count as one, and may have two requests in flight: the `.cfs` header is
+/// prefetched while the `.cfe` is read), each with an input of its own: memory is at most that
+/// many inputs' bound. The result is the one a loop over the files in the commit's order gives,
 /// the error included.
 ///
 /// # Errors

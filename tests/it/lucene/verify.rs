@@ -133,8 +133,10 @@ async fn requests_overlap_up_to_the_bound_and_no_further() {
         verify_commit(&dir, &read).await.unwrap();
         let stats = limiter.stats();
         assert!(stats.requests > 20, "{stats:?}");
+        // At most two requests a file: a compound file's `.cfs` header is prefetched while
+        // its `.cfe` is read.
         assert!(
-            stats.max_in_flight <= files,
+            stats.max_in_flight <= 2 * files,
             "concurrency {files}: {stats:?}"
         );
         if files > 1 {
@@ -154,7 +156,9 @@ async fn dropping_the_verification_abandons_every_file_being_read() {
     assert!(tokio::time::timeout(Duration::from_millis(50), verify)
         .await
         .is_err());
-    assert_eq!(limiter.stats().max_in_flight, 4);
+    // Four files at once, a compound one with its header prefetched: 4 to 8 requests.
+    let most = limiter.stats().max_in_flight;
+    assert!((4..=8).contains(&most), "{most} requests in flight");
     // The aborted tasks drop their requests when next scheduled.
     for _ in 0..100 {
         if limiter.stats().in_flight == 0 {
@@ -163,5 +167,9 @@ async fn dropping_the_verification_abandons_every_file_being_read() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert_eq!(limiter.stats().in_flight, 0, "{:?}", limiter.stats());
-    assert_eq!(limiter.stats().requests, 4);
+    assert_eq!(
+        limiter.stats().requests,
+        most as u64,
+        "none started after the first ones"
+    );
 }
