@@ -25,6 +25,9 @@ use crate::source::forward::forward;
 use crate::source::PositionalSource;
 use crate::stats::metrics::{self, Tier};
 
+/// How many blocks a sequential run reads before its reads count as a scan's (see `is_scan`).
+const SCAN_BLOCKS: u64 = 4;
+
 /// A [`PositionalSource`] wrapper that reads its inner source through a [`BlockCache`], in
 /// aligned blocks, so that what one reader fetched serves the next: inputs over it, their
 /// clones and slices, and other `Cached` sources with the same key.
@@ -191,9 +194,10 @@ impl<S: PositionalSource> Cached<S> {
     }
 
     /// Whether a read of `len` bytes continuing a run that read `run` bytes (0: none) is a
-    /// scan's: it continues a run and takes it past one block.
+    /// scan's: it continues a run and takes it past [`SCAN_BLOCKS`] blocks. A lookup whose
+    /// reads cross a block or two (a window refilled once more) stays a lookup, admitted.
     fn is_scan(&self, run: u64, len: u64) -> bool {
-        run > 0 && run.saturating_add(len) > self.block_size
+        run > 0 && run.saturating_add(len) > self.block_size.saturating_mul(SCAN_BLOCKS)
     }
 
     /// Whether `at` is at or past the source's end, as far as is known.
