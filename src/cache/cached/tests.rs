@@ -86,9 +86,17 @@ async fn scan_reads_around_cached_blocks() {
             for &b in cached_blocks {
                 source.read_at(b * 64 + 1, 1).await.unwrap(); // a lookup: block `b`
             }
-            // Those and the blocks of the first read (a lookup's, not yet a run) are held.
-            let first_read = 0..=(step.min(bytes.len()) as u64 - 1) / 64;
-            let held = first_read.filter(|b| !cached_blocks.contains(b)).count() as u64
+            // Those and the blocks of the reads before the run passes four blocks (a lookup's,
+            // not yet a scan: the first read, and those that end within 256 bytes) are held.
+            let first_end = step.min(bytes.len()) as u64;
+            let lookups_end = (1..)
+                .map(|k| k * step as u64)
+                .take_while(|&end| end <= 4 * 64)
+                .last()
+                .unwrap_or(0)
+                .max(first_end);
+            let first_reads = 0..=(lookups_end - 1) / 64;
+            let held = first_reads.filter(|b| !cached_blocks.contains(b)).count() as u64
                 + cached_blocks.len() as u64;
             let mut at = 0u64;
             loop {
