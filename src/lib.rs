@@ -68,12 +68,12 @@
 //! # Observing
 //!
 //! Each counter has one home. An input's work (reads, seeks, bytes from the source, the window
-//! and direct) is in [`Stats`], from `input.stats()` or a [`StatsGroup`]. A layer's or a
-//! cache's state (hedges, deadlines hit, limiter waits, cache hits and misses, the disk tier) is
-//! in its own `stats()`, a snapshot of that one instance. The `metrics` feature exports the
-//! source-side counters process-wide (every instance added up) under the names in
-//! [`metrics`], for a service's dashboards; it adds no counter of its own. [`Stats`] and the
-//! cache's snapshots subtract
+//! and direct) is in [`Stats`], from `input.stats()` or a [`StatsGroup`]. A layer's counters
+//! are methods of that one instance (`hedged.hedges_fired()`, `deadline.deadlines_hit()`,
+//! `limiter.waited()`); a cache's state (hits and misses, the disk tier) is in its `stats()`, a
+//! snapshot of that one cache. The `metrics` feature exports the source-side counters
+//! process-wide (every instance added up) under the names in [`metrics`], for a service's
+//! dashboards; it adds no counter of its own. [`Stats`] and the cache's snapshots subtract
 //! field by field, saturating at 0: `later - earlier` is the work in between.
 //!
 //! # Layers

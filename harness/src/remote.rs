@@ -44,7 +44,7 @@ pub(crate) struct RemoteCounts {
     /// Reads slow enough to hedge that the budget left unhedged.
     pub(crate) hedges_denied: u64,
     /// Reads that waited for the request limiter and were answered by another waiting read's
-    /// request (`LimiterStats::coalesced`), with `--max-requests`.
+    /// request (`RequestLimiter::coalesced`), with `--max-requests`.
     pub(crate) coalesced: u64,
 }
 
@@ -94,7 +94,7 @@ impl Remote {
             coalesced: self
                 .limiter
                 .as_ref()
-                .map_or(0, |limiter| limiter.stats().coalesced),
+                .map_or(0, |limiter| limiter.coalesced()),
         }
     }
 
@@ -121,14 +121,14 @@ struct Reporting {
 
 impl Drop for Reporting {
     fn drop(&mut self) {
-        let stats = self.inner.stats();
-        let t = &self.totals;
-        t.reads.fetch_add(stats.requests, Ordering::Relaxed);
+        let (hedged, t) = (&self.inner, &self.totals);
+        t.reads.fetch_add(hedged.requests(), Ordering::Relaxed);
         t.hedges_fired
-            .fetch_add(stats.hedges_fired, Ordering::Relaxed);
-        t.hedges_won.fetch_add(stats.hedges_won, Ordering::Relaxed);
+            .fetch_add(hedged.hedges_fired(), Ordering::Relaxed);
+        t.hedges_won
+            .fetch_add(hedged.hedges_won(), Ordering::Relaxed);
         t.hedges_denied
-            .fetch_add(stats.hedges_denied, Ordering::Relaxed);
+            .fetch_add(hedged.hedges_denied(), Ordering::Relaxed);
     }
 }
 

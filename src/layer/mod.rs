@@ -23,8 +23,8 @@ mod slow_link;
 
 pub use crate::error::is_transient;
 pub use deadline::Deadline;
-pub use hedge::{HedgeStats, Hedged};
-pub use limit::{Limited, LimiterStats, RequestLimiter};
+pub use hedge::Hedged;
+pub use limit::{Limited, RequestLimiter};
 pub use retrying::Retrying;
 #[cfg(any(test, feature = "test-util"))]
 #[doc(hidden)]

@@ -11,15 +11,14 @@ use crate::source::DynSource;
 const HEADER_PREFETCH: u64 = 256;
 
 /// A sub-file of a compound file: its name and where it lies in the `.cfs`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CompoundEntry {
+#[derive(Debug)]
+struct CompoundEntry {
     /// Its file name (the segment's name and the entry's suffix: `_0.fdt`).
-    pub name: String,
+    name: String,
     /// Its offset in the `.cfs`.
-    pub offset: u64,
+    offset: u64,
     /// Its length.
-    pub length: u64,
+    length: u64,
 }
 
 /// A segment's compound file (`.cfs` with its entries in `.cfe`, `Lucene50CompoundFormat`)
@@ -117,11 +116,6 @@ impl CompoundDirectory {
             entries,
             cfe_bytes_read,
         })
-    }
-
-    /// The sub-files, sorted by name.
-    pub fn entries(&self) -> &[CompoundEntry] {
-        &self.entries
     }
 
     /// The sub-files' names, sorted.
@@ -253,5 +247,42 @@ impl fmt::Debug for CompoundDirectory {
             .field("length", &self.length)
             .field("entries", &self.entries.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lucene::SegmentInfos;
+
+    #[tokio::test]
+    async fn entries_lie_where_the_cfe_says() {
+        let index = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/lucene-index/index"
+        );
+        let dir = Directory::local(index);
+        let commit = SegmentInfos::read_latest_commit(&dir).await.unwrap();
+        let segment = commit
+            .segments
+            .iter()
+            .find(|s| s.info.compound)
+            .expect("a compound segment");
+        let cfs = CompoundDirectory::read(&dir, &segment.info.name, &segment.info.id)
+            .await
+            .unwrap();
+        let whole = std::fs::read(format!("{index}/{}.cfs", segment.info.name)).unwrap();
+        let entries: Vec<(String, u64, u64)> = cfs
+            .entries
+            .iter()
+            .map(|e| (e.name.clone(), e.offset, e.length))
+            .collect();
+        assert!(!entries.is_empty());
+        for (name, offset, length) in entries {
+            let mut sub = cfs.open(&name).await.unwrap();
+            let bytes = sub.read_bytes_owned(length as usize).await.unwrap();
+            let at = offset as usize;
+            assert!(bytes[..] == whole[at..at + length as usize], "{name}");
+        }
     }
 }

@@ -32,7 +32,7 @@ mod segment_info;
 mod segment_infos;
 mod verify;
 
-pub use compound_directory::{CompoundDirectory, CompoundEntry};
+pub use compound_directory::CompoundDirectory;
 pub use directory::Directory;
 pub use segment_info::SegmentInfo;
 pub use segment_infos::{SegmentCommitInfo, SegmentInfos};

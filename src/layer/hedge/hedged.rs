@@ -11,7 +11,6 @@ use tokio::time::Instant;
 use crate::layer::hedge::hedge_policy::HedgeDelay;
 use crate::layer::hedge::hedge_policy::HedgePolicy;
 use crate::layer::hedge::latency_window::LatencyWindow;
-use crate::layer::HedgeStats;
 use crate::source::forward::forward;
 use crate::source::PositionalSource;
 use crate::stats::metrics;
@@ -172,19 +171,30 @@ impl<S> Hedged<S> {
         &self.inner
     }
 
-    /// What it has done so far.
-    pub fn stats(&self) -> HedgeStats {
-        HedgeStats {
-            requests: self.requests.load(Ordering::Relaxed),
-            hedges_fired: self.hedges_fired.load(Ordering::Relaxed),
-            hedges_won: self.hedges_won.load(Ordering::Relaxed),
-            hedges_denied: self.hedges_denied.load(Ordering::Relaxed),
-            delay: self.delay(),
-        }
+    /// Reads asked of it so far (each is one request, plus one more if hedged).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
     }
 
-    /// The delay after which a request is hedged now; `None` while learning.
-    fn delay(&self) -> Option<Duration> {
+    /// Hedges sent so far: second requests for reads not answered within the delay.
+    pub fn hedges_fired(&self) -> u64 {
+        self.hedges_fired.load(Ordering::Relaxed)
+    }
+
+    /// Hedges that answered first so far (their first request was dropped).
+    pub fn hedges_won(&self) -> u64 {
+        self.hedges_won.load(Ordering::Relaxed)
+    }
+
+    /// Reads still unanswered at twice the delay that were not hedged because the budget was
+    /// spent, the reserve too (many of them say the budget, or the delay, is too small for the
+    /// store's tail).
+    pub fn hedges_denied(&self) -> u64 {
+        self.hedges_denied.load(Ordering::Relaxed)
+    }
+
+    /// The delay after which a request is hedged now; `None` while still learning.
+    pub fn delay(&self) -> Option<Duration> {
         match self.policy.delay() {
             HedgeDelay::Fixed(delay) => Some(delay),
             HedgeDelay::Learned { floor, .. } => self
@@ -378,7 +388,11 @@ impl<S: fmt::Debug> fmt::Debug for Hedged<S> {
         f.debug_struct("Hedged")
             .field("inner", &self.inner)
             .field("policy", &self.policy)
-            .field("stats", &self.stats())
+            .field("requests", &self.requests())
+            .field("hedges_fired", &self.hedges_fired())
+            .field("hedges_won", &self.hedges_won())
+            .field("hedges_denied", &self.hedges_denied())
+            .field("delay", &self.delay())
             .finish()
     }
 }

@@ -32,7 +32,7 @@ use crate::stats::metrics;
 /// finds a turn free goes alone at once, and reads already in flight are never joined: a read
 /// is only taken along when it would have waited for a turn anyway. If the request fails, every read taken
 /// along gets the error (naming its own range); if the read that took it along is dropped,
-/// it waits for a turn again. [`LimiterStats::coalesced`](crate::layer::LimiterStats::coalesced)
+/// it waits for a turn again. [`RequestLimiter::coalesced`](crate::layer::RequestLimiter::coalesced)
 /// counts the reads answered this way.
 ///
 /// It serves no stream ([`read_stream`](crate::source::PositionalSource::read_stream) is

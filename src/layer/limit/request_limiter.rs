@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 
-use crate::layer::{Limited, LimiterStats};
+use crate::layer::Limited;
 
 /// One bound on the requests in flight to a store, shared by every source wrapped in it.
 ///
@@ -21,7 +21,8 @@ use crate::layer::{Limited, LimiterStats};
 /// [`Deadline`], so hedges count against the bound and a deadline does not run while a request
 /// waits for its turn (see [`Hedged`] for the whole order).
 ///
-/// Cloning is cheap (an [`Arc`]); clones share the bound and the [`stats`](Self::stats).
+/// Cloning is cheap (an [`Arc`]); clones share the bound and the counters
+/// ([`requests`](Self::requests), [`in_flight`](Self::in_flight), ...).
 ///
 /// # Default limits
 ///
@@ -46,8 +47,8 @@ use crate::layer::{Limited, LimiterStats};
 /// let b = limiter.wrap(MemorySource::new(vec![2u8; 100]));
 /// let (x, y) = tokio::join!(a.read_at(0, 10), b.read_at(0, 10));
 /// assert_eq!((x?[0], y?[0]), (1, 2));
-/// assert_eq!(limiter.stats().requests, 2);
-/// assert!(limiter.stats().max_in_flight <= 16);
+/// assert_eq!(limiter.requests(), 2);
+/// assert!(limiter.max_in_flight() <= 16);
 /// # Ok(())
 /// # }
 /// ```
@@ -133,18 +134,36 @@ impl RequestLimiter {
         Limited::new(source, self.clone())
     }
 
-    /// What the limiter has seen so far.
-    pub fn stats(&self) -> LimiterStats {
-        let s = &self.shared;
-        LimiterStats {
-            limit: s.limit,
-            in_flight: s.in_flight.load(Ordering::Relaxed),
-            max_in_flight: s.max_in_flight.load(Ordering::Relaxed),
-            requests: s.requests.load(Ordering::Relaxed),
-            waited: s.waited.load(Ordering::Relaxed),
-            total_wait: Duration::from_nanos(s.wait_nanos.load(Ordering::Relaxed)),
-            coalesced: s.coalesced.load(Ordering::Relaxed),
-        }
+    /// Requests that hold a permit now.
+    pub fn in_flight(&self) -> usize {
+        self.shared.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// The most requests that held a permit at once so far.
+    pub fn max_in_flight(&self) -> usize {
+        self.shared.max_in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Requests that were given a permit so far.
+    pub fn requests(&self) -> u64 {
+        self.shared.requests.load(Ordering::Relaxed)
+    }
+
+    /// Requests that had to wait for a permit so far (none was free when they asked).
+    pub fn waited(&self) -> u64 {
+        self.shared.waited.load(Ordering::Relaxed)
+    }
+
+    /// The time requests spent waiting for a permit so far, summed.
+    pub fn total_wait(&self) -> Duration {
+        Duration::from_nanos(self.shared.wait_nanos.load(Ordering::Relaxed))
+    }
+
+    /// Reads that waited for a permit and were answered by another waiting read's request
+    /// instead, a near range taken along (see [`Limited`]): they made no request of their own
+    /// and are not in [`requests`](Self::requests).
+    pub fn coalesced(&self) -> u64 {
+        self.shared.coalesced.load(Ordering::Relaxed)
     }
 
     /// Waits for a turn: a permit, when none is free, in the order requests asked.
@@ -250,11 +269,14 @@ impl Drop for Turn<'_> {
 
 impl fmt::Debug for RequestLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let stats = self.stats();
         f.debug_struct("RequestLimiter")
-            .field("limit", &stats.limit)
-            .field("in_flight", &stats.in_flight)
-            .field("max_in_flight", &stats.max_in_flight)
+            .field("limit", &self.limit())
+            .field("in_flight", &self.in_flight())
+            .field("max_in_flight", &self.max_in_flight())
+            .field("requests", &self.requests())
+            .field("waited", &self.waited())
+            .field("total_wait", &self.total_wait())
+            .field("coalesced", &self.coalesced())
             .finish()
     }
 }
@@ -267,7 +289,7 @@ mod tests {
     async fn a_full_limiter_queues_and_times_the_wait() {
         let limiter = RequestLimiter::new(1);
         let first = limiter.turn().await;
-        assert_eq!(limiter.stats().in_flight, 1);
+        assert_eq!(limiter.in_flight(), 1);
         let waiting = {
             let limiter = limiter.clone();
             tokio::spawn(async move {
@@ -275,13 +297,15 @@ mod tests {
             })
         };
         tokio::time::sleep(Duration::from_millis(7)).await;
-        assert_eq!(limiter.stats().requests, 1, "the second waits");
+        assert_eq!(limiter.requests(), 1, "the second waits");
         drop(first);
         waiting.await.unwrap();
-        let stats = limiter.stats();
-        assert_eq!((stats.requests, stats.waited, stats.in_flight), (2, 1, 0));
-        assert_eq!(stats.max_in_flight, 1);
-        assert_eq!(stats.total_wait, Duration::from_millis(7));
+        assert_eq!(
+            (limiter.requests(), limiter.waited(), limiter.in_flight()),
+            (2, 1, 0)
+        );
+        assert_eq!(limiter.max_in_flight(), 1);
+        assert_eq!(limiter.total_wait(), Duration::from_millis(7));
     }
 
     #[tokio::test]
@@ -295,7 +319,7 @@ mod tests {
         }
         drop(first);
         let _again = limiter.turn().await;
-        assert_eq!(limiter.stats().in_flight, 1);
+        assert_eq!(limiter.in_flight(), 1);
     }
 
     #[test]
@@ -308,14 +332,17 @@ mod tests {
     async fn unlimited_counts_but_never_waits() {
         let limiter = RequestLimiter::unlimited();
         let turns: Vec<_> = futures_join_n(&limiter, 1000).await;
-        assert_eq!(limiter.stats().in_flight, 1000);
+        assert_eq!(limiter.in_flight(), 1000);
         drop(turns);
-        let stats = limiter.stats();
         assert_eq!(
-            (stats.in_flight, stats.max_in_flight, stats.waited),
+            (
+                limiter.in_flight(),
+                limiter.max_in_flight(),
+                limiter.waited()
+            ),
             (0, 1000, 0)
         );
-        assert_eq!(stats.limit, None);
+        assert_eq!(limiter.limit(), None);
     }
 
     async fn futures_join_n(limiter: &RequestLimiter, n: usize) -> Vec<Turn<'_>> {

@@ -76,24 +76,23 @@ async fn run(limiter: RequestLimiter) -> usize {
     }
     // Read-ahead left in flight by dropped inputs is aborted asynchronously.
     tokio::time::timeout(std::time::Duration::from_secs(10), async {
-        while limiter.stats().in_flight > 0 {
+        while limiter.in_flight() > 0 {
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
     })
     .await
     .expect("every turn was given back");
-    let stats = limiter.stats();
     let source: &Limited<Scripted> = &store;
     assert_eq!(
-        stats.requests,
+        limiter.requests(),
         source.get_ref().requests(),
         "every request to the store took a turn"
     );
     // A turn is taken before the request starts and given back after it ends, so the
     // limiter's count encloses the store's at every moment (equal only by timing).
     assert!(
-        stats.max_in_flight >= source.get_ref().counts().max_live as usize,
-        "{stats:?}"
+        limiter.max_in_flight() >= source.get_ref().counts().max_live as usize,
+        "{limiter:?}"
     );
     source.get_ref().counts().max_live as usize
 }
@@ -103,8 +102,7 @@ async fn ten_thousand_inputs_never_exceed_the_limit() {
     let limiter = RequestLimiter::new(32);
     let max = run(limiter.clone()).await;
     assert!(max <= 32, "{max} requests in flight with a limit of 32");
-    let stats = limiter.stats();
-    assert!(stats.waited > 0, "the limit was reached: {stats:?}");
+    assert!(limiter.waited() > 0, "the limit was reached: {limiter:?}");
 }
 
 /// The control: without a limit the same run has more than 32 requests in flight, so the test
@@ -133,7 +131,7 @@ fn hold_the_only_turn(
         let _ = blocker.read_at(0, 1).await;
     });
     assert!(held.poll().is_pending());
-    assert_eq!(limiter.stats().in_flight, 1);
+    assert_eq!(limiter.in_flight(), 1);
     held
 }
 
@@ -155,11 +153,7 @@ async fn bytes_at_hand_never_wait() {
     let mut buf = [0u8; 10];
     assert_eq!(source.try_read_at(5, &mut buf), 10);
     assert_eq!(buf[..], abi_testkit::pattern_vec(100)[5..15]);
-    assert_eq!(
-        limiter.stats().requests,
-        1,
-        "only the held request took a turn"
-    );
+    assert_eq!(limiter.requests(), 1, "only the held request took a turn");
 }
 
 #[cfg(feature = "cache")]
@@ -175,7 +169,7 @@ mod cached {
         let cache = BlockCache::with_block_size(1 << 20, 4096);
         let store = Cached::with_key(limiter.wrap(concurrency(64 * 1024)), cache, "f");
         let first = store.read_at(0, 64 * 1024).await.unwrap();
-        let after_fill = limiter.stats().requests;
+        let after_fill = limiter.requests();
         assert!(after_fill > 0);
 
         let held = hold_the_only_turn(&limiter);
@@ -189,11 +183,7 @@ mod cached {
         drop(held);
         assert_eq!(again, first);
         assert_eq!(again[..], abi_testkit::pattern_vec(64 * 1024)[..]);
-        assert_eq!(
-            limiter.stats().requests,
-            after_fill + 1,
-            "no request for a hit"
-        );
+        assert_eq!(limiter.requests(), after_fill + 1, "no request for a hit");
     }
 }
 
@@ -260,9 +250,12 @@ mod sharing {
             [(0, 14_096), (900_000, 100)],
             "one request for the near three, one for the far one"
         );
-        let stats = limiter.stats();
-        assert_eq!((stats.coalesced, stats.requests), (2, 3), "{stats:?}");
-        assert!(stats.max_in_flight <= 1);
+        assert_eq!(
+            (limiter.coalesced(), limiter.requests()),
+            (2, 3),
+            "{limiter:?}"
+        );
+        assert!(limiter.max_in_flight() <= 1);
     }
 
     #[tokio::test]
@@ -273,7 +266,7 @@ mod sharing {
         assert_eq!(a.unwrap()[..], expected(0, 100)[..]);
         assert_eq!(b.unwrap()[..], expected(100, 100)[..]);
         assert_eq!(source.get_ref().log(), [(0, 100), (100, 100)]);
-        assert_eq!(limiter.stats().coalesced, 0);
+        assert_eq!(limiter.coalesced(), 0);
     }
 
     #[tokio::test]
@@ -293,7 +286,7 @@ mod sharing {
             tokio::task::yield_now().await;
         }
         assert_eq!(source.get_ref().log(), [(0, 600)], "shared");
-        assert_eq!(limiter.stats().coalesced, 1);
+        assert_eq!(limiter.coalesced(), 1);
         let taken = reads.pop().unwrap();
         let leader = reads.pop().unwrap();
         leader.abort();
@@ -305,7 +298,7 @@ mod sharing {
             .unwrap();
         assert_eq!(data[..], expected(500, 100)[..]);
         assert_eq!(source.get_ref().log(), [(0, 600), (500, 100)]);
-        assert_eq!(limiter.stats().in_flight, 0);
+        assert_eq!(limiter.in_flight(), 0);
     }
 
     #[tokio::test]
@@ -370,8 +363,11 @@ mod sharing {
             [(end - 1050, 1200)],
             "one request for all, to the furthest end asked"
         );
-        let stats = limiter.stats();
-        assert_eq!((stats.coalesced, stats.in_flight), (5, 0), "{stats:?}");
+        assert_eq!(
+            (limiter.coalesced(), limiter.in_flight()),
+            (5, 0),
+            "{limiter:?}"
+        );
     }
 
     /// A small read taken along does not keep the shared request's whole buffer alive: a
@@ -397,7 +393,7 @@ mod sharing {
         for read in reads {
             answers.push(read.await.unwrap().unwrap());
         }
-        assert_eq!(limiter.stats().coalesced, 1, "the two shared a request");
+        assert_eq!(limiter.coalesced(), 1, "the two shared a request");
         let kept = answers.pop().unwrap();
         drop(answers);
         assert_eq!(kept[..], expected(64_000, 100)[..]);

@@ -205,17 +205,17 @@ async fn a_compound_file_is_a_directory_of_its_sub_files() {
         .unwrap();
     let names = cfs.list();
     assert!(!names.is_empty() && names.iter().all(|n| n.starts_with(&segment.info.name)));
+    // Where each sub-file lies in the `.cfs` is checked against the file's bytes by the unit
+    // test `entries_lie_where_the_cfe_says` (the offsets are not public).
     let whole = std::fs::read(index.join(format!("{}.cfs", segment.info.name))).unwrap();
-    for entry in cfs.entries().to_vec() {
-        let mut sub = cfs.open(&entry.name).await.unwrap();
-        assert_eq!(sub.length().await.unwrap(), entry.length);
-        assert_eq!(cfs.length(&entry.name).unwrap(), entry.length);
-        let bytes = sub.read_bytes_owned(entry.length as usize).await.unwrap();
-        let at = entry.offset as usize;
+    for name in &names {
+        let length = cfs.length(name).unwrap();
+        let mut sub = cfs.open(name).await.unwrap();
+        assert_eq!(sub.length().await.unwrap(), length);
+        let bytes = sub.read_bytes_owned(length as usize).await.unwrap();
         assert!(
-            bytes[..] == whole[at..at + entry.length as usize],
-            "{}",
-            entry.name
+            whole.windows(bytes.len()).any(|w| w == &bytes[..]),
+            "{name}"
         );
         // Each sub-file is a Lucene file of its own, with its own footer.
         async_buffered_input::lucene::codec::checksum_entire_file(&mut sub)

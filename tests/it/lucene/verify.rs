@@ -101,7 +101,7 @@ async fn the_first_corrupt_file_in_the_commits_order_is_named_whatever_finishes_
         errors.push(e.to_string());
         // Nothing left running once the error is back.
         tokio::time::sleep(Duration::from_millis(5)).await;
-        assert_eq!(limiter.stats().in_flight, 0, "concurrency {files}");
+        assert_eq!(limiter.in_flight(), 0, "concurrency {files}");
     }
     assert!(errors[0].contains("_1.fdt"), "{}", errors[0]);
     assert!(errors[0].contains("checksum"), "{}", errors[0]);
@@ -131,16 +131,18 @@ async fn requests_overlap_up_to_the_bound_and_no_further() {
         .with_concurrency(files);
         let read = SegmentInfos::read_latest_commit(&dir).await.unwrap();
         verify_commit(&dir, &read).await.unwrap();
-        let stats = limiter.stats();
-        assert!(stats.requests > 20, "{stats:?}");
+        assert!(limiter.requests() > 20, "{limiter:?}");
         // At most two requests a file: a compound file's `.cfs` header is prefetched while
         // its `.cfe` is read.
         assert!(
-            stats.max_in_flight <= 2 * files,
-            "concurrency {files}: {stats:?}"
+            limiter.max_in_flight() <= 2 * files,
+            "concurrency {files}: {limiter:?}"
         );
         if files > 1 {
-            assert!(stats.max_in_flight > 1, "concurrency {files}: {stats:?}");
+            assert!(
+                limiter.max_in_flight() > 1,
+                "concurrency {files}: {limiter:?}"
+            );
         }
     }
 }
@@ -157,18 +159,18 @@ async fn dropping_the_verification_abandons_every_file_being_read() {
         .await
         .is_err());
     // Four files at once, a compound one with its header prefetched: 4 to 8 requests.
-    let most = limiter.stats().max_in_flight;
+    let most = limiter.max_in_flight();
     assert!((4..=8).contains(&most), "{most} requests in flight");
     // The aborted tasks drop their requests when next scheduled.
     for _ in 0..100 {
-        if limiter.stats().in_flight == 0 {
+        if limiter.in_flight() == 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    assert_eq!(limiter.stats().in_flight, 0, "{:?}", limiter.stats());
+    assert_eq!(limiter.in_flight(), 0, "{limiter:?}");
     assert_eq!(
-        limiter.stats().requests,
+        limiter.requests(),
         most as u64,
         "none started after the first ones"
     );
