@@ -120,8 +120,8 @@ impl InputError {
     /// `CorruptIndexException`: `resource` holds, at `position`, something else than
     /// `expected`: `found`. The codec checks of [`codec`](crate::lucene::codec) raise it, and
     /// so can a format of your own, with this or
-    /// [`AsyncBufferedInput::corrupt`](crate::AsyncBufferedInput::corrupt) (which fills in the
-    /// input's resource and position):
+    /// [`AsyncBufferedInput::corrupt_at`](crate::AsyncBufferedInput::corrupt_at) (which fills in
+    /// the input's resource):
     ///
     /// ```
     /// use async_buffered_input::{AsyncBufferedInput, InputError};

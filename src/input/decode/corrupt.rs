@@ -19,9 +19,4 @@ impl<F: Fetch> AsyncBufferedInput<F> {
     ) -> io::Error {
         crate::error::InputError::corrupt(Some(self.resource()), position, expected, found)
     }
-
-    /// [`corrupt_at`](Self::corrupt_at) the position.
-    pub fn corrupt(&self, expected: impl Into<String>, found: impl Into<String>) -> io::Error {
-        self.corrupt_at(self.position(), expected, found)
-    }
 }

@@ -6,7 +6,7 @@
 //! - `varint_reads`: varints and zig-zag varints, over `varint_format` (decoding from a slice);
 //! - `string_reads`: strings (a vint length, then UTF-8), over `utf8` (short-string validation);
 //! - `window_view`: [`WindowView`], synchronous decoding over the window;
-//! - `corrupt`: corruption errors for formats read from the input (`corrupt_at`, `corrupt`).
+//! - `corrupt`: corruption errors for formats read from the input (`corrupt_at`).
 //!
 //! Every read has a fast path that decodes straight from the window, synchronously, when the
 //! window holds the whole value, and a separate slow path for values that straddle the window's

@@ -140,7 +140,9 @@ async fn unnamed_inputs_are_described() {
     let memory = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![0u8; 4])));
     assert_eq!(memory.resource(), "memory (4 bytes)");
     assert_eq!(
-        memory.corrupt("magic 0x3fd76c17", "0x00000000").to_string(),
+        memory
+            .corrupt_at(memory.position(), "magic 0x3fd76c17", "0x00000000")
+            .to_string(),
         "memory (4 bytes): corrupt at position 0: expected magic 0x3fd76c17, found 0x00000000"
     );
     let one = AsyncBufferedInput::new(PositionalFetch::new(MemorySource::new(vec![0u8])));
