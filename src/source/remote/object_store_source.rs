@@ -11,7 +11,9 @@ use object_store::path::Path;
 use object_store::{BackoffConfig, ClientOptions, GetOptions, ObjectStore, RetryConfig};
 
 use crate::source::remote::object_store_error;
-use crate::source::remote::remote_common::{install_crypto_provider, short_response};
+use crate::source::remote::remote_common::{
+    install_crypto_provider, short_response, stream_when_polled,
+};
 use crate::source::remote::spare_buffers::SpareBuffers;
 use crate::source::PositionalSource;
 
@@ -326,29 +328,23 @@ impl PositionalSource for ObjectStoreSource {
     /// One `GET` of `bytes=offset-` (to the length from the `HEAD`), its body as it arrives:
     /// the request starts when the stream is first polled. Errors name the URL and the range.
     fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
-        use futures_util::{stream, StreamExt, TryStreamExt};
         let range = offset.min(self.length)..self.length;
         if range.is_empty() {
-            return Some(stream::empty().boxed());
+            return Some(Box::pin(futures_util::stream::empty())); // no request
         }
-        let store = Arc::clone(&self.store);
-        let location = self.location.clone();
-        let context = format!(
-            "streaming GET {} bytes={}-{}",
-            self.url,
-            range.start,
-            range.end - 1
-        );
+        let (store, location) = (Arc::clone(&self.store), self.location.clone());
+        let context = format!("streaming GET {} bytes={}-", self.url, range.start);
+        let open_context = context.clone();
         let open = async move {
             let options = GetOptions::new().with_range(Some(range));
             match store.get_opts(&location, options).await {
-                Ok(result) => Ok(result
-                    .into_stream()
-                    .map_err(move |e| object_store_error::wrap(context.clone(), e))),
-                Err(e) => Err(object_store_error::wrap(context, e)),
+                Ok(result) => Ok(result.into_stream()),
+                Err(e) => Err(object_store_error::wrap(open_context, e)),
             }
         };
-        Some(stream::once(open).try_flatten().boxed())
+        Some(stream_when_polled(open, move |e| {
+            object_store_error::wrap(context.clone(), e)
+        }))
     }
 
     /// The URL.

@@ -11,7 +11,9 @@ use opendal::layers::TimeoutLayer;
 use opendal::Operator;
 
 use crate::source::remote::opendal_error::{io_error, is_stale_ftp_reply, FTP_TRIES};
-use crate::source::remote::remote_common::{install_crypto_provider, short_response};
+use crate::source::remote::remote_common::{
+    install_crypto_provider, short_response, stream_when_polled,
+};
 use crate::source::remote::spare_buffers::SpareBuffers;
 use crate::source::PositionalSource;
 
@@ -401,13 +403,12 @@ impl PositionalSource for OpendalSource {
     /// `GET` over WebDAV), opened when first polled; `None` if the source does not stream
     /// ([`with_streaming(false)`](OpendalSource::with_streaming)). Errors name the file.
     fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
-        use futures_util::{stream, StreamExt, TryStreamExt};
         if !self.streaming {
             return None;
         }
         let start = offset.min(self.length);
         if start == self.length {
-            return Some(stream::empty().boxed());
+            return Some(Box::pin(futures_util::stream::empty())); // no request
         }
         let (operator, path, length) = (self.operator.clone(), self.path.clone(), self.length);
         let context = format!("stream of bytes {start}..{length} from {}", self.name);
@@ -421,7 +422,7 @@ impl PositionalSource for OpendalSource {
             }
             .map_err(|e| io_error(context, e))
         };
-        Some(stream::once(open).try_flatten().boxed())
+        Some(stream_when_polled(open, |e| e))
     }
 
     /// The name: the URI without its password, or `scheme://name/root/path`.

@@ -47,3 +47,20 @@ pub(crate) async fn fails_within<T: std::fmt::Debug>(
     );
     e
 }
+
+/// A stream that makes its request (`open`) when first polled and then gives that request's
+/// body, its errors made `io::Error`s by `error`: the remote sources' `read_stream`.
+pub(crate) fn stream_when_polled<F, S, E>(
+    open: F,
+    error: impl FnMut(E) -> io::Error + Send + 'static,
+) -> futures_core::stream::BoxStream<'static, io::Result<bytes::Bytes>>
+where
+    F: std::future::Future<Output = io::Result<S>> + Send + 'static,
+    S: futures_core::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+    E: 'static,
+{
+    use futures_util::{stream, StreamExt, TryStreamExt};
+    stream::once(async move { open.await.map(|body| body.map_err(error)) })
+        .try_flatten()
+        .boxed()
+}

@@ -15,6 +15,17 @@ fn input(source: &Arc<Scripted>) -> AsyncBufferedInput<PositionalFetch<Scripted>
     AsyncBufferedInput::with_capacity(64 * K, fetch)
 }
 
+/// [`input`], its read-ahead bounded by `budget`.
+fn budgeted(
+    source: &Arc<Scripted>,
+    budget: &MemoryBudget,
+) -> AsyncBufferedInput<PositionalFetch<Scripted>> {
+    let fetch = PositionalFetch::from_arc(Arc::clone(source))
+        .with_read_ahead(ReadAhead::default())
+        .with_budget(budget.clone());
+    AsyncBufferedInput::with_capacity(64 * K, fetch)
+}
+
 /// Reads `[at, at + len)` in reads of `step` bytes and checks every byte.
 async fn read_checked(
     input: &mut AsyncBufferedInput<PositionalFetch<Scripted>>,
@@ -65,38 +76,35 @@ async fn lookups_open_no_stream() {
     assert_eq!(source.streams_opened(), 0);
 }
 
-#[tokio::test]
-async fn a_stream_that_fails_leaves_the_run_to_ranged_reads_and_loses_nothing() {
-    let source = Arc::new(
-        Scripted::new(pattern_vec(8 * M))
-            .streaming(64 * K, Delay::Ready)
-            .stream_fails_after(M as u64),
-    );
+/// A stream that stops after 1 MiB of an 8 MiB source (`stop` says how): the run goes on with
+/// ranged reads, opens no second stream, and loses nothing; its length stays true.
+async fn a_stream_that_stops(stop: impl FnOnce(Scripted) -> Scripted) -> Arc<Scripted> {
+    let source = Arc::new(stop(
+        Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Delay::Ready),
+    ));
     let mut input = input(&source);
     read_checked(&mut input, 0, 8 * M, 10 * K).await;
     assert_eq!(source.streams_opened(), 1, "the run opens no second stream");
     assert!(ranged_bytes(&source) >= 6 * M, "the rest was ranged");
-    // A new run may stream again.
-    read_checked(&mut input, 0, 2 * M, 10 * K).await;
-    assert_eq!(source.streams_opened(), 2);
-}
-
-#[tokio::test]
-async fn a_stream_that_ends_early_without_an_error_leaves_the_rest_to_ranged_reads() {
-    let source = Arc::new(
-        Scripted::new(pattern_vec(8 * M))
-            .streaming(64 * K, Delay::Ready)
-            .stream_ends_after(M as u64),
-    );
-    let mut input = input(&source);
-    read_checked(&mut input, 0, 8 * M, 10 * K).await;
     assert_eq!(
         input.length().await.unwrap(),
         8 * M as u64,
         "the length stays true"
     );
-    assert_eq!(source.streams_opened(), 1);
-    assert!(ranged_bytes(&source) >= 6 * M, "the rest was ranged");
+    // A new run may stream again.
+    read_checked(&mut input, 0, 2 * M, 10 * K).await;
+    assert_eq!(source.streams_opened(), 2);
+    source
+}
+
+#[tokio::test]
+async fn a_stream_that_fails_leaves_the_run_to_ranged_reads_and_loses_nothing() {
+    a_stream_that_stops(|s| s.stream_fails_after(M as u64)).await;
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_early_without_an_error_leaves_the_rest_to_ranged_reads() {
+    a_stream_that_stops(|s| s.stream_ends_after(M as u64)).await;
 }
 
 #[tokio::test]
@@ -112,11 +120,7 @@ async fn a_read_elsewhere_ends_the_stream_and_a_new_run_opens_another() {
 #[tokio::test]
 async fn without_budget_for_a_chunk_it_does_not_stream() {
     let source = Arc::new(Scripted::new(pattern_vec(4 * M)).streaming(64 * K, Delay::Ready));
-    let budget = MemoryBudget::new(16 * K);
-    let fetch = PositionalFetch::from_arc(Arc::clone(&source))
-        .with_read_ahead(ReadAhead::default())
-        .with_budget(budget.clone());
-    let mut input = AsyncBufferedInput::with_capacity(64 * K, fetch);
+    let mut input = budgeted(&source, &MemoryBudget::new(16 * K));
     read_checked(&mut input, 0, 4 * M, 8 * K).await;
     assert_eq!(source.streams_opened(), 0);
     assert_eq!(ranged_bytes(&source), 4 * M);
@@ -126,10 +130,7 @@ async fn without_budget_for_a_chunk_it_does_not_stream() {
 async fn a_stream_holds_at_most_a_chunk_of_the_budget() {
     let source = Arc::new(Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Delay::Ready));
     let budget = MemoryBudget::new(64 * M);
-    let fetch = PositionalFetch::from_arc(Arc::clone(&source))
-        .with_read_ahead(ReadAhead::default())
-        .with_budget(budget.clone());
-    let mut input = AsyncBufferedInput::with_capacity(64 * K, fetch);
+    let mut input = budgeted(&source, &budget);
     let mut buf = vec![0u8; 4 * K];
     for _ in 0..(4 * M / buf.len()) {
         input.read_bytes(&mut buf).await.unwrap();
