@@ -24,7 +24,6 @@ mod object_store_source;
 mod opendal_error;
 #[cfg(feature = "opendal")]
 mod opendal_source;
-#[cfg(feature = "opendal")]
 #[cfg(any(feature = "object-store", feature = "opendal"))]
 mod remote_common;
 #[cfg(any(feature = "object-store", feature = "opendal"))]
