@@ -65,6 +65,28 @@ async fn a_long_sequential_read_is_one_stream_after_a_few_ranged_chunks() {
 }
 
 #[tokio::test]
+async fn after_a_streamed_scan_the_next_pass_streams_from_its_second_fetch() {
+    let source = Arc::new(Scripted::new(pattern_vec(16 * M)).streaming(64 * K, Delay::Ready));
+    let mut input = input(&source);
+    read_checked(&mut input, 0, 16 * M, 64 * K).await;
+    let (ranged, streams) = (source.log().len(), source.streams_opened());
+    assert_eq!(streams, 1);
+    // The next pass: one ranged request (its first window), then a stream.
+    read_checked(&mut input, 0, 16 * M, 64 * K).await;
+    assert_eq!(source.streams_opened(), 2);
+    assert_eq!(
+        source.log().len() - ranged,
+        1,
+        "{:?}",
+        &source.log()[ranged..]
+    );
+    // A lookup after that pass opens no stream unless it reads on past its first window.
+    read_checked(&mut input, 5 * M as u64, 100, 100).await;
+    read_checked(&mut input, 9 * M as u64, 100, 100).await;
+    assert_eq!(source.streams_opened(), 2);
+}
+
+#[tokio::test]
 async fn lookups_open_no_stream() {
     let source = Arc::new(Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Delay::Ready));
     let mut input = input(&source);

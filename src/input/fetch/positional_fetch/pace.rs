@@ -66,6 +66,8 @@ pub(super) struct Pace {
     waiting_since: Option<Instant>,
     // Bytes read since the way was chosen (across runs).
     chosen_for: u64,
+    // Whether the last run was a scan that streamed (see `new_run`).
+    after_scan: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -82,6 +84,10 @@ enum Way {
 impl Pace {
     /// A read elsewhere: a new run.
     pub(super) fn new_run(&mut self) {
+        // A run that streamed past [`MEASURE`] bytes was a scan: the fetcher's next run (a scan
+        // again, as a verification's or a merge's next pass) streams from its second fetch,
+        // without ranged chunks first.
+        self.after_scan = self.run >= MEASURE && self.wants_stream();
         self.run = 0;
         self.stream_failed = false;
         self.restart_meter();
@@ -94,7 +100,8 @@ impl Pace {
             Way::TryingRanges { .. } => false,
             Way::Chosen { stream } => stream,
         };
-        stream && self.streams != Some(false) && !self.stream_failed && self.run >= STREAM_AFTER
+        let long = self.run >= STREAM_AFTER || (self.after_scan && self.run > 0);
+        stream && self.streams != Some(false) && !self.stream_failed && long
     }
 
     /// Whether the stream's rate is being measured (not chosen yet).
