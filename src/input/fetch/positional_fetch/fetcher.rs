@@ -51,11 +51,11 @@ use crate::source::PositionalSource;
 ///   tried in its place for 10 MiB and kept if it moved bytes at least 1.25x as fast (a link
 ///   that caps each connection's rate, a long round trip); otherwise the stream comes back. The
 ///   fetcher keeps that choice for its later runs, and after a run that streamed more than
-///   8 MiB (a scan) its next run streams from its second fetch. A stream that fails or ends early leaves
-///   the rest of the run to ranged requests (which report the trouble if it lasts). While it
-///   streams, the fetcher holds one chunk of the [`MemoryBudget`] (for the piece of the
-///   transport's answer it holds) and nothing else; without budget for it, the run stays
-///   ranged.
+///   8 MiB (a scan) its next run streams from its second fetch. A stream that fails or ends
+///   early leaves the rest of the run to ranged requests (which report the trouble if it
+///   lasts). While it streams, the fetcher holds one chunk of the [`MemoryBudget`] (for the
+///   piece of the transport's answer it holds) and nothing else; without budget for it, the
+///   run stays ranged.
 ///
 /// Requests that do not complete at once are spawned on the tokio runtime, so they progress
 /// while the consumer is busy elsewhere; dropping the fetcher (or discarding the chunks) aborts
