@@ -35,8 +35,10 @@ use futures::StreamExt;
 use object_store::ObjectStoreExt;
 use servers::Nginx;
 
-/// The file: 16 MiB, 0.84 s at the cap on one connection.
-const LEN: usize = 16 << 20;
+/// The file: 64 MiB, 3.4 s at the cap on one connection. Long enough for the read-ahead to
+/// find out: it streams first (one connection), measures the stream over its first ~10 MiB,
+/// then tries ranges, and keeps them when they move bytes faster (`PositionalFetch`).
+const LEN: usize = 64 << 20;
 /// The link: 20 MB/s per connection (10^6 bytes per MB), 2 ms per response.
 const RATE: u64 = 20_000_000;
 const LATENCY: Duration = Duration::from_millis(2);
@@ -120,7 +122,7 @@ async fn read_ahead(proxy: &FaultProxy, data: &[u8]) -> Duration {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "times a 16 MiB read through a 20 MB/s link against nginx: .ci/run runs it on its own"]
+#[ignore = "times a 64 MiB read through a 20 MB/s link against nginx: .ci/run runs it on its own"]
 async fn read_ahead_beats_one_stream_on_a_capped_link() {
     let data = pattern_vec(LEN);
     let dir = tempfile::tempdir().unwrap();
