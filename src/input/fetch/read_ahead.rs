@@ -176,6 +176,12 @@ impl ReadAhead {
         (self.initial_chunk, self.initial_depth)
     }
 
+    /// The largest shape `(chunk size, depth)`: what ranged reads get when they are tried in
+    /// place of a stream (see `positional_fetch::pace`).
+    pub(crate) fn full_shape(&self) -> (usize, usize) {
+        (self.chunk_size, self.depth)
+    }
+
     /// The shape after `(chunk, depth)` once the consumer waited for a chunk, `slow` whether the
     /// chunks waited for so far in the sequential run are slow (see 1 ms): the growth
     /// rule, in this one place. The depth grows by 4x up to `depth`, then the chunk size by 4x

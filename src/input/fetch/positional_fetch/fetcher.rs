@@ -182,7 +182,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
         self.discard_requests();
         self.drop_spare();
         self.read_ahead = read_ahead;
-        self.reset_shape();
+        self.reset_shape(0);
     }
 
     /// Bounds what this fetcher's read-ahead holds with `budget`, shared with other fetchers

@@ -147,9 +147,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 self.drop_spare();
                 let sequential = self.next_sequential == Some(at);
                 if !sequential {
-                    self.reset_shape(); // a read elsewhere: read-ahead starts small again
+                    self.reset_shape(at); // a read elsewhere: read-ahead starts small again
                 }
-                if self.read_ahead.is_some() && sequential && self.read_now_end != Some(at) {
+                let run = sequential || self.pace.rescan();
+                if self.read_ahead.is_some() && run && self.read_now_end != Some(at) {
                     if self.open_stream(at) {
                         continue; // served from the stream
                     }

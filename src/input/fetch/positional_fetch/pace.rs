@@ -3,13 +3,15 @@
 //!
 //! A run starts with ranged read-ahead (`queue`): a lookup's few reads never open a stream.
 //! Once a run has gone [`STREAM_AFTER`] bytes, the fetcher asks no more chunks, lets those in
-//! flight drain, and opens one stream where they end. While the stream keeps the consumer
-//! waiting most of the time (the stream, not the consumer, sets the pace), it measures the
-//! stream's rate over [`MEASURE`] bytes, then tries ranged read-ahead in its place and measures
-//! that over as many bytes (after [`WARM_UP`] bytes in which its shape grows). Ranges stay if
-//! they moved bytes [`BETTER`] times as fast (a link that caps each connection, or one with a
-//! long round trip); otherwise the stream comes back. The fetcher keeps what it chose for its
-//! later runs, and measures again after [`CHOICE_HOLDS`] bytes.
+//! flight drain, and opens one stream where they end. After a scan, the next run streams
+//! sooner (see `Pace::new_run`). While the stream keeps the consumer waiting most of the time
+//! (the stream, not the consumer, sets the pace), it measures the stream's rate over
+//! [`MEASURE`] bytes (after [`WARM_UP`] bytes), then tries ranged read-ahead in its place, at its
+//! largest shape, and measures that over as many bytes. Ranges stay if they moved bytes
+//! [`BETTER`] times as fast (a link that caps each connection, or one with a long round trip);
+//! otherwise the stream comes back, as soon as the ranges are too late to be better. The
+//! fetcher keeps what it chose for its later runs, and measures again after [`CHOICE_HOLDS`]
+//! bytes.
 
 use std::io;
 use std::sync::Mutex;
@@ -24,13 +26,19 @@ use crate::memory_budget::Reservation;
 /// How far a sequential run goes on ranged read-ahead before a stream may serve it: further
 /// than a lookup's reads, which must open no stream (four of the read-ahead's first chunks).
 pub(super) const STREAM_AFTER: u64 = 256 << 10;
-/// Over how many bytes a way of reading is measured before it is judged.
+/// Over how many bytes a way of reading is measured before it is judged: [`MEASURE`] bytes,
+/// or [`MEASURE_TIME`] and at least [`MEASURE_LEAST`] bytes, whichever comes first (a slow
+/// link is judged in a tenth of a second, not in the seconds 8 MiB take there).
 const MEASURE: u64 = 8 << 20;
-/// How many bytes a way of reading moves before it is timed (see `Pace::served`).
+const MEASURE_TIME: Duration = Duration::from_millis(100);
+const MEASURE_LEAST: u64 = 1 << 20;
+/// How long a stream moves bytes before it is timed (see `Pace::served`): [`WARM_UP`] bytes
+/// or [`WARM_UP_TIME`], whichever comes first.
 const WARM_UP: u64 = 2 << 20;
+const WARM_UP_TIME: Duration = Duration::from_millis(25);
 /// After how many bytes read the chosen way a choice is measured again: a busy moment of the
 /// machine or the link may have made it, and the link may have changed.
-const CHOICE_HOLDS: u64 = 256 << 20;
+const CHOICE_HOLDS: u64 = 1 << 30;
 /// How many times the stream's rate ranges must reach to take its place: more connections
 /// cost more requests, so a tie goes to the stream.
 const BETTER: f64 = 1.25;
@@ -58,16 +66,20 @@ pub(super) struct Pace {
     pub(super) streams: Option<bool>,
     pub(super) stream_failed: bool,
     way: Way,
-    // The way being measured now: since when (once steady), how many bytes (before: while
-    // warming up), how long the consumer waited for it.
+    // The way being measured now: when its first bytes came, since when it is timed (once
+    // steady), how many bytes (before: while warming up), how long the consumer waited for it.
+    began: Option<Instant>,
     since: Option<Instant>,
     bytes: u64,
     waited: Duration,
     waiting_since: Option<Instant>,
     // Bytes read since the way was chosen (across runs).
     chosen_for: u64,
-    // Whether the last run was a scan that streamed (see `new_run`).
+    // Whether the last run was a scan that streamed, and where it started (see `new_run`).
     after_scan: bool,
+    scan_at: Option<u64>,
+    // Where this run started.
+    run_at: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -82,12 +94,15 @@ enum Way {
 }
 
 impl Pace {
-    /// A read elsewhere: a new run.
-    pub(super) fn new_run(&mut self) {
+    /// A read elsewhere: a new run, starting at `at`.
+    pub(super) fn new_run(&mut self, at: u64) {
         // A run that streamed past [`MEASURE`] bytes was a scan: the fetcher's next run (a scan
         // again, as a verification's or a merge's next pass) streams from its second fetch,
-        // without ranged chunks first.
+        // without ranged chunks first; and from its first if it starts where the scan started
+        // (the same bytes scanned again: a lookup there costs one stream, once).
         self.after_scan = self.run >= MEASURE && self.wants_stream();
+        self.scan_at = self.after_scan.then_some(self.run_at);
+        self.run_at = at;
         self.run = 0;
         self.stream_failed = false;
         self.restart_meter();
@@ -100,8 +115,14 @@ impl Pace {
             Way::TryingRanges { .. } => false,
             Way::Chosen { stream } => stream,
         };
-        let long = self.run >= STREAM_AFTER || (self.after_scan && self.run > 0);
+        let long = self.run >= STREAM_AFTER || (self.after_scan && self.run > 0) || self.rescan();
         stream && self.streams != Some(false) && !self.stream_failed && long
+    }
+
+    /// Whether this run scans again what the last run scanned, from the same start, and has
+    /// not gone anywhere else yet.
+    pub(super) fn rescan(&self) -> bool {
+        self.after_scan && self.scan_at == Some(self.run_at)
     }
 
     /// Whether the stream's rate is being measured (not chosen yet).
@@ -109,7 +130,18 @@ impl Pace {
         self.way == Way::Stream
     }
 
+    /// Whether ranged read-ahead serves long runs now, at its largest shape: tried in place of
+    /// a stream, or chosen over it, and the run has gone as far as a stream would wait.
+    pub(super) fn ranges_at_full_shape(&self) -> bool {
+        let ranges = matches!(
+            self.way,
+            Way::TryingRanges { .. } | Way::Chosen { stream: false }
+        );
+        ranges && self.run >= STREAM_AFTER
+    }
+
     pub(super) fn restart_meter(&mut self) {
+        self.began = None;
         self.since = None;
         self.bytes = 0;
         self.waited = Duration::ZERO;
@@ -119,10 +151,11 @@ impl Pace {
     /// `n` bytes were handed out in the run, from the stream or not. Returns whether the
     /// stream, if open, is to end (ranges are to be tried).
     ///
-    /// A way of reading is timed in its steady state: from the first time the consumer waits
-    /// for it after [`WARM_UP`] bytes (the first bytes of a stream come after a request's
-    /// latency; ranges grow their shape, and chunks already received would count as if they
-    /// came at once), over [`MEASURE`] bytes and up to the end of a wait.
+    /// A way of reading is timed in its steady state: the stream from the first time the
+    /// consumer waits for it after [`WARM_UP`] bytes (its first bytes come after a request's
+    /// latency, and bytes already received would count as if they came at once), ranges from
+    /// the end of the first wait for them (they start at their largest shape); over [`MEASURE`]
+    /// bytes (or [`MEASURE_TIME`]) and up to the end of a wait.
     pub(super) fn served(&mut self, n: usize, from_stream: bool) -> bool {
         self.run = self.run.saturating_add(n as u64);
         let waited = self.waiting_since.take();
@@ -143,8 +176,15 @@ impl Pace {
         }
         let now = Instant::now();
         self.bytes = self.bytes.saturating_add(n as u64);
+        let began = *self.began.get_or_insert(now);
+        // Ranges are tried at their largest shape: only their first request's latency is
+        // left out.
+        let warm = match self.way {
+            Way::TryingRanges { .. } => true,
+            _ => self.bytes >= WARM_UP || now - began >= WARM_UP_TIME,
+        };
         let Some(since) = self.since else {
-            if self.bytes >= WARM_UP && waited.is_some() {
+            if warm && waited.is_some() {
                 // Steady: timed from here on.
                 self.since = Some(now);
                 self.bytes = 0;
@@ -158,10 +198,22 @@ impl Pace {
         // Timed from the end of one wait to the end of another, so that bytes that came at
         // once (chunks in flight together) count over the time they took; a consumer that
         // stops waiting is slower than the way it reads, which is then fast enough.
-        if self.bytes < MEASURE || (waited.is_none() && self.bytes < 4 * MEASURE) {
+        let elapsed = now - since;
+        if let Way::TryingRanges { stream_rate } = self.way {
+            // Ranges win only by moving [`MEASURE`] bytes in the time the stream moves
+            // `MEASURE / BETTER`: past that time, they have lost (a trial where ranges are
+            // much slower costs little).
+            let lost_after = MEASURE as f64 / (stream_rate * BETTER);
+            if self.bytes < MEASURE && elapsed.as_secs_f64() > lost_after {
+                let rate = self.bytes as f64 / elapsed.as_secs_f64();
+                return self.choose(stream_rate, rate);
+            }
+        }
+        let enough =
+            self.bytes >= MEASURE || (elapsed >= MEASURE_TIME && self.bytes >= MEASURE_LEAST);
+        if !enough || (waited.is_none() && self.bytes < 4 * MEASURE) {
             return false;
         }
-        let elapsed = now - since;
         let rate = self.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
         match self.way {
             Way::Stream if self.waited * 2 > elapsed => {
@@ -170,14 +222,7 @@ impl Pace {
                 self.restart_meter();
                 true
             }
-            Way::TryingRanges { stream_rate } => {
-                let stream = rate < stream_rate * BETTER;
-                tracing::debug!(stream_rate, ranges_rate = rate, stream, "chosen");
-                self.way = Way::Chosen { stream };
-                self.chosen_for = 0;
-                self.restart_meter();
-                false
-            }
+            Way::TryingRanges { stream_rate } => self.choose(stream_rate, rate),
             _ => {
                 // The consumer sets the pace: measure again later.
                 self.since = None;
@@ -185,6 +230,18 @@ impl Pace {
                 false
             }
         }
+    }
+
+    /// Ends a trial of ranges that moved `ranges_rate` bytes a second against the stream's
+    /// `stream_rate`: the stream unless ranges were [`BETTER`]. Returns `false` (no stream to
+    /// end: the trial reads ranged).
+    fn choose(&mut self, stream_rate: f64, ranges_rate: f64) -> bool {
+        let stream = ranges_rate < stream_rate * BETTER;
+        tracing::debug!(stream_rate, ranges_rate, stream, "chosen");
+        self.way = Way::Chosen { stream };
+        self.chosen_for = 0;
+        self.restart_meter();
+        false
     }
 
     /// The consumer waits for the way being measured from now (if not already).

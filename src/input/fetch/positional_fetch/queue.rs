@@ -34,10 +34,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     /// The read-ahead's initial shape: for a new sequential run.
-    pub(super) fn reset_shape(&mut self) {
+    pub(super) fn reset_shape(&mut self, at: u64) {
         self.shape = self.read_ahead.map_or((0, 0), |ra| ra.initial_shape());
         self.waits = (0, 0);
-        self.pace.new_run();
+        self.pace.new_run(at);
     }
 
     /// A read-ahead chunk came back `took` after it was asked: if the consumer waited for it
@@ -154,6 +154,11 @@ impl<S: PositionalSource> PositionalFetch<S> {
         };
         if self.streaming_next() {
             return; // the chunks in flight drain, then a stream serves the run (`stream`)
+        }
+        if self.pace.ranges_at_full_shape() {
+            // Where a stream would serve the run, ranges do, at the shape that was measured
+            // against the stream (or is being measured): what more connections get.
+            self.shape = self.read_ahead.map_or(self.shape, |ra| ra.full_shape());
         }
         let (chunk, depth) = self.shape;
         let held = usize::from(!self.ready.is_empty());

@@ -206,6 +206,6 @@ fn slow_and_fast_chunks_count_over_the_sequential_run() {
     assert_eq!(fetch.shape, (4096 * K, 4));
     assert_eq!(fetch.waits, (4, 2));
     // A read elsewhere: the initial shape, and nothing counted.
-    fetch.reset_shape();
+    fetch.reset_shape(0);
     assert_eq!((fetch.shape, fetch.waits), ((64 * K, 2), (0, 0)));
 }
