@@ -174,6 +174,15 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 return Poll::Ready(Ok(())); // nothing left to request: the end
             };
             let Poll::Ready(result) = front.poll(cx) else {
+                if self.pace.poll_trial_lost(cx) {
+                    // Ranges on trial are too late to beat the stream: it serves the run
+                    // again from here (`open_stream`), and the chunks asked are dropped.
+                    self.discard_requests();
+                    continue;
+                }
+                let Some(front) = self.requests.front_mut() else {
+                    continue;
+                };
                 front.waited = true;
                 self.pace.waiting();
                 self.read_now_streak = 0; // the task yields anyway

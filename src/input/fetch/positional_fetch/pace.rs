@@ -13,13 +13,16 @@
 //! fetcher keeps what it chose for its later runs, and measures again after [`CHOICE_HOLDS`]
 //! bytes.
 
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::Mutex;
+use std::task::Context;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_core::stream::BoxStream;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 use crate::memory_budget::Reservation;
 
@@ -47,6 +50,8 @@ const BETTER: f64 = 1.25;
 pub(super) struct OpenStream {
     pub(super) at: u64,
     pub(super) held: Bytes,
+    // When it was opened, until its first bytes came (its latency, see `Pace`).
+    pub(super) opened: Option<Instant>,
     // In a mutex only to be `Sync` (as the fetcher is): reached through `get_mut`, never
     // locked.
     pub(super) stream: Mutex<BoxStream<'static, io::Result<Bytes>>>,
@@ -75,6 +80,14 @@ pub(super) struct Pace {
     waiting_since: Option<Instant>,
     // Bytes read since the way was chosen (across runs).
     chosen_for: u64,
+    // How long the last stream took to bring its first bytes: a request's latency.
+    stream_latency: Duration,
+    // While ranges are tried: since when, by when they must have moved [`MEASURE`] bytes, the
+    // bytes they moved, and the timer that ends a trial they lost while the consumer waits.
+    trial_began: Option<Instant>,
+    trial_deadline: Option<Instant>,
+    trial_bytes: u64,
+    trial_timer: Option<Pin<Box<Sleep>>>,
     // Whether the last run was a scan that streamed, and where it started (see `new_run`).
     after_scan: bool,
     scan_at: Option<u64>,
@@ -176,6 +189,12 @@ impl Pace {
         }
         let now = Instant::now();
         self.bytes = self.bytes.saturating_add(n as u64);
+        if let Way::TryingRanges { stream_rate } = self.way {
+            self.trial_bytes = self.trial_bytes.saturating_add(n as u64);
+            if self.trial_lost(now) {
+                return self.choose(stream_rate, self.trial_rate(now));
+            }
+        }
         let began = *self.began.get_or_insert(now);
         // Ranges are tried at their largest shape: only their first request's latency is
         // left out.
@@ -199,16 +218,6 @@ impl Pace {
         // once (chunks in flight together) count over the time they took; a consumer that
         // stops waiting is slower than the way it reads, which is then fast enough.
         let elapsed = now - since;
-        if let Way::TryingRanges { stream_rate } = self.way {
-            // Ranges win only by moving [`MEASURE`] bytes in the time the stream moves
-            // `MEASURE / BETTER`: past that time, they have lost (a trial where ranges are
-            // much slower costs little).
-            let lost_after = MEASURE as f64 / (stream_rate * BETTER);
-            if self.bytes < MEASURE && elapsed.as_secs_f64() > lost_after {
-                let rate = self.bytes as f64 / elapsed.as_secs_f64();
-                return self.choose(stream_rate, rate);
-            }
-        }
         let enough =
             self.bytes >= MEASURE || (elapsed >= MEASURE_TIME && self.bytes >= MEASURE_LEAST);
         if !enough || (waited.is_none() && self.bytes < 4 * MEASURE) {
@@ -232,6 +241,70 @@ impl Pace {
         }
     }
 
+    /// Ranges are tried in place of the stream from now, `in_flight` bytes at a time (their
+    /// largest shape). They have lost the trial if they have not moved [`MEASURE`] bytes by the
+    /// time the stream would have moved as many bytes [`BETTER`] times over (or their first
+    /// `in_flight` bytes, if more), after twice the stream's request latency: a link where
+    /// ranges are much slower (FTP's connection per request on a busy server) then costs
+    /// little to try.
+    pub(super) fn begin_trial(&mut self, in_flight: usize) {
+        let Way::TryingRanges { stream_rate } = self.way else {
+            return;
+        };
+        let bytes = MEASURE.max(in_flight as u64) as f64;
+        let moving = Duration::from_secs_f64(bytes / (stream_rate * BETTER).max(1.0));
+        let moving = moving.min(Duration::from_secs(10));
+        let now = Instant::now();
+        self.trial_began = Some(now);
+        self.trial_deadline = Some(now + self.stream_latency * 2 + moving);
+        self.trial_bytes = 0;
+        self.trial_timer = None;
+    }
+
+    /// Whether the trial of ranges is lost by `now` (see [`begin_trial`](Self::begin_trial)).
+    fn trial_lost(&self, now: Instant) -> bool {
+        matches!(self.way, Way::TryingRanges { .. })
+            && self.trial_bytes < MEASURE
+            && self.trial_deadline.is_some_and(|deadline| now >= deadline)
+    }
+
+    /// While the consumer waits for ranges on trial: whether the trial is lost (the stream
+    /// is then chosen), or else a timer wakes the consumer when it would be.
+    pub(super) fn poll_trial_lost(&mut self, cx: &mut Context<'_>) -> bool {
+        let (Way::TryingRanges { stream_rate }, Some(deadline)) = (self.way, self.trial_deadline)
+        else {
+            self.trial_timer = None;
+            return false;
+        };
+        if self.trial_bytes >= MEASURE {
+            self.trial_timer = None;
+            return false;
+        }
+        let timer = self
+            .trial_timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if timer.as_mut().poll(cx).is_pending() && !self.trial_lost(Instant::now()) {
+            return false;
+        }
+        tracing::debug!(
+            trial_bytes = self.trial_bytes,
+            "ranges too late: the stream again"
+        );
+        self.choose(stream_rate, self.trial_rate(Instant::now()));
+        true
+    }
+
+    /// The bytes a second ranges moved in their trial, up to `now`.
+    fn trial_rate(&self, now: Instant) -> f64 {
+        let elapsed = self.trial_began.map_or(Duration::ZERO, |began| now - began);
+        self.trial_bytes as f64 / elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// A stream opened at `opened` brought its first bytes now.
+    pub(super) fn stream_answered(&mut self, opened: Instant) {
+        self.stream_latency = opened.elapsed();
+    }
+
     /// Ends a trial of ranges that moved `ranges_rate` bytes a second against the stream's
     /// `stream_rate`: the stream unless ranges were [`BETTER`]. Returns `false` (no stream to
     /// end: the trial reads ranged).
@@ -239,6 +312,9 @@ impl Pace {
         let stream = ranges_rate < stream_rate * BETTER;
         tracing::debug!(stream_rate, ranges_rate, stream, "chosen");
         self.way = Way::Chosen { stream };
+        self.trial_began = None;
+        self.trial_deadline = None;
+        self.trial_timer = None;
         self.chosen_for = 0;
         self.restart_meter();
         false

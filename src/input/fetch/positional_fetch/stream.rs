@@ -39,6 +39,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
         self.stream = Some(OpenStream {
             at,
             held: Bytes::new(),
+            opened: Some(tokio::time::Instant::now()),
             stream: Mutex::new(stream),
             budget,
             done: None,
@@ -127,7 +128,12 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 .get_mut()
                 .unwrap_or_else(PoisonError::into_inner);
             match stream.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(bytes))) => open.held = bytes,
+                Poll::Ready(Some(Ok(bytes))) => {
+                    if let Some(opened) = open.opened.take() {
+                        self.pace.stream_answered(opened);
+                    }
+                    open.held = bytes;
+                }
                 Poll::Ready(Some(Err(e))) => open.done = Some(Err(e.to_string())),
                 Poll::Ready(None) => {
                     let end = open.at + n as u64;
@@ -151,6 +157,8 @@ impl<S: PositionalSource> PositionalFetch<S> {
             self.next_sequential = Some(end);
             if self.pace.served(n, true) {
                 self.end_stream(); // ranges are tried in its place
+                let in_flight = self.read_ahead.map_or(0, |ra| ra.memory_bound());
+                self.pace.begin_trial(in_flight);
             }
             return Some(Poll::Ready(Ok(())));
         }
