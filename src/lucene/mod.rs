@@ -26,17 +26,16 @@
 //! ```
 
 //! Beside the index structure: [`codec`], Lucene's file framing (headers, footers, whole-file
-//! checksums), and [`Directory`], an index location whose files open by name.
+//! checksums), and [`Directory`], an index location (or a compound file) whose files open by
+//! name.
 
 pub mod codec;
-mod compound_directory;
 mod directory;
 mod in_order;
 mod segment_info;
 mod segment_infos;
 mod verify;
 
-pub use compound_directory::CompoundDirectory;
 pub use directory::Directory;
 pub use segment_infos::{SegmentCommitInfo, SegmentInfos};
 pub use verify::verify_commit;

@@ -1,6 +1,6 @@
 use std::io;
 
-use super::{CompoundDirectory, SegmentInfos};
+use super::SegmentInfos;
 use crate::lucene::codec::{self, ID_LENGTH};
 use crate::lucene::in_order::try_join_in_order;
 use crate::lucene::Directory;
@@ -8,7 +8,8 @@ use crate::lucene::Directory;
 /// Verifies every file of `commit` in `dir`, and every sub-file of its compound files,
 /// reading each byte once: the CRC32 footer of each (Lucene's `CodecUtil.checksumEntireFile`
 /// and `CompoundDirectory.checkIntegrity`). `segments_N` and the `.si` files were verified
-/// when the commit was read; each `.cfe` is verified as its [`CompoundDirectory`] is read.
+/// when the commit was read; each `.cfe` is verified as its compound file is opened
+/// ([`Directory::open_compound`]), and each `.cfs` and its sub-files in one pass.
 ///
 /// Returns the bytes read from storage, the commit's own ([`SegmentInfos::bytes_read`])
 /// included: the sum of the files' lengths when each byte was read once. (The files verified
@@ -70,7 +71,7 @@ impl Job {
                 Ok(input.stats().bytes_from_source)
             }
             Job::Compound(dir, segment, id) => {
-                let mut compound = CompoundDirectory::read(&dir, &segment, &id).await?;
+                let mut compound = dir.compound_file(&segment, &id).await?;
                 compound.verify().await?;
                 Ok(compound.bytes_read())
             }
