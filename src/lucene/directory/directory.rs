@@ -346,7 +346,9 @@ impl Directory {
     /// PATH"; each has its own footer
     /// ([`checksum_entire_file`](crate::lucene::codec::checksum_entire_file)), and
     /// [`verify_commit`](crate::lucene::verify_commit) checks them all, and the `.cfs`'s, in one
-    /// pass over it.
+    /// pass over it. The directory it gives keeps this one's settings, and its sub-files the
+    /// window size and read-ahead the `.cfs` was opened with (its `with_*` builders change
+    /// nothing for them).
     ///
     /// # Errors
     ///
