@@ -230,7 +230,7 @@ async fn run(dir: &Directory) -> io::Result<()> {
     for s in &commit.segments {
         println!(
             "segment {} codec={} docs={} deleted={} compound={}",
-            s.info.name, s.codec, s.info.docs, s.deleted, s.info.compound
+            s.name, s.codec, s.docs, s.deleted, s.compound
         );
         println!(
             "  files: {}",
@@ -239,10 +239,11 @@ async fn run(dir: &Directory) -> io::Result<()> {
     }
     // `bytes read` counts what was read from storage: each file's length, if each byte is
     // read once.
-    let verified = verify_commit(dir, &commit).await?;
+    let bytes_read = verify_commit(dir, &commit).await?;
+    let compound = commit.segments.iter().filter(|s| s.compound).count();
     println!(
-        "verified {} files ({} bytes read) and {} compound sub-files",
-        verified.files, verified.bytes_read, verified.sub_files
+        "verified {} files ({bytes_read} bytes read), the sub-files of {compound} compound files",
+        commit.files().len()
     );
     Ok(())
 }

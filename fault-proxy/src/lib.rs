@@ -27,7 +27,11 @@
 //! more body bytes than the threshold (or a body that runs to the close) are faulted; a chunked
 //! message ends the framing on its connection, and the rest of that connection is forwarded
 //! untouched. Client-to-server bytes always pass.
+//!
+//! [`read_head`] reads a message head off a connection, for the small servers and clients
+//! that tests put on either side of the proxy.
 
+mod heads;
 mod rate;
 
 use std::collections::VecDeque;
@@ -42,6 +46,7 @@ use tokio::net::tcp::{ReadHalf, WriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
+pub use heads::read_head;
 use rate::TokenBucket;
 
 /// What happens to a response once the fault's threshold is reached.

@@ -5,7 +5,7 @@
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
-use fault_proxy::{Delay, FaultProxy};
+use fault_proxy::{read_head, Delay, FaultProxy};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -27,17 +27,7 @@ async fn upstream() -> std::net::SocketAddr {
         while let Ok((mut conn, _)) = listener.accept().await {
             tokio::spawn(async move {
                 let mut seen = Vec::new();
-                let mut chunk = [0u8; 1024];
-                loop {
-                    let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        match conn.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => seen.extend_from_slice(&chunk[..n]),
-                        }
-                        continue;
-                    };
-                    let head = String::from_utf8_lossy(&seen[..end]).into_owned();
-                    seen.drain(..end + 4);
+                while let Some(head) = read_head(&mut conn, &mut seen).await {
                     let len: usize = head
                         .split(' ')
                         .nth(1)
@@ -66,23 +56,18 @@ async fn get(proxy: &FaultProxy, len: usize) -> Duration {
         .await
         .unwrap();
     let mut got = Vec::new();
+    read_head(&mut conn, &mut got)
+        .await
+        .expect("the proxy closed the connection in the head");
     let mut chunk = vec![0u8; 64 << 10];
-    let body_at = loop {
-        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-            break end + 4;
-        }
-        let n = conn.read(&mut chunk).await.unwrap();
-        assert!(n > 0, "the proxy closed the connection in the head");
-        got.extend_from_slice(&chunk[..n]);
-    };
-    while got.len() < body_at + len {
+    while got.len() < len {
         let n = conn.read(&mut chunk).await.unwrap();
         assert!(n > 0, "the proxy closed the connection in the body");
         got.extend_from_slice(&chunk[..n]);
     }
     let took = t0.elapsed();
-    assert_eq!(got.len(), body_at + len, "bytes past the body");
-    for (i, &b) in got[body_at..].iter().enumerate() {
+    assert_eq!(got.len(), len, "bytes past the body");
+    for (i, &b) in got.iter().enumerate() {
         assert_eq!(b, body_byte(i), "body byte {i}");
     }
     took

@@ -1,5 +1,4 @@
 use std::fmt;
-use std::ops::{Add, Sub};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a [`BlockCache`](crate::cache::BlockCache) did, from
@@ -107,25 +106,13 @@ impl BlockCacheStats {
     }
 }
 
-impl Add for BlockCacheStats {
-    type Output = Self;
-
-    /// Field by field: the totals of two caches (or two stretches of work).
-    fn add(self, other: Self) -> Self {
-        self.zip(other, u64::saturating_add)
-    }
-}
-
-impl Sub for BlockCacheStats {
-    type Output = Self;
-
-    /// Field by field, saturating at 0: `later - earlier` counts what happened in between.
-    fn sub(self, other: Self) -> Self {
-        self.zip(other, u64::saturating_sub)
-    }
-}
-
-crate::stats::stats::sum_by_add!(BlockCacheStats);
+crate::stats::stats::counter_ops!(
+    BlockCacheStats,
+    add: "Field by field, saturating at `u64::MAX`: the totals of two caches (or two stretches \
+          of work).",
+    sub: "Field by field, saturating at 0: `later - earlier` counts what happened in between.",
+    sum: "The totals of several caches' snapshots."
+);
 
 impl fmt::Display for BlockCacheStats {
     /// One line: `hits 3, misses 1, coalesced 0, ...`, every field in declaration order.

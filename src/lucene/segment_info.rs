@@ -5,32 +5,32 @@ use crate::lucene::codec::{self, ID_LENGTH};
 use crate::lucene::Directory;
 
 /// What a segment's `.si` file says of it (Lucene's `SegmentInfo`, as
-/// `Lucene86SegmentInfoFormat` writes it).
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SegmentInfo {
+/// `Lucene86SegmentInfoFormat` writes it): the half of a
+/// [`SegmentCommitInfo`](super::SegmentCommitInfo) that the commit file does not hold.
+#[derive(Debug)]
+pub(super) struct SegmentInfo {
     /// The segment's name (`_0`, `_1a`, ...).
-    pub name: String,
+    pub(super) name: String,
     /// The segment's id, as the commit and the `.si` header hold it.
-    pub id: [u8; ID_LENGTH],
+    pub(super) id: [u8; ID_LENGTH],
     /// The Lucene version that wrote the segment (major, minor, bugfix).
-    pub version: (u32, u32, u32),
+    pub(super) version: (u32, u32, u32),
     /// The oldest Lucene version that wrote a part of it, if recorded.
-    pub min_version: Option<(u32, u32, u32)>,
+    pub(super) min_version: Option<(u32, u32, u32)>,
     /// The number of documents.
-    pub docs: u32,
+    pub(super) docs: u32,
     /// Whether its files are in a compound file (`.cfs`/`.cfe`).
-    pub compound: bool,
+    pub(super) compound: bool,
     /// Diagnostics: how and by what it was written (`source`, `os`, `java.version`, ...).
-    pub diagnostics: BTreeMap<String, String>,
+    pub(super) diagnostics: BTreeMap<String, String>,
     /// Its files, the `.si` itself included.
-    pub files: BTreeSet<String>,
+    pub(super) files: BTreeSet<String>,
     /// Codec attributes.
-    pub attributes: BTreeMap<String, String>,
+    pub(super) attributes: BTreeMap<String, String>,
     /// Whether the segment is sorted (its sort fields are not decoded).
-    pub sorted: bool,
+    pub(super) sorted: bool,
     /// The bytes read from storage for the `.si`.
-    pub bytes_read: u64,
+    pub(super) bytes_read: u64,
 }
 
 impl SegmentInfo {
@@ -46,7 +46,11 @@ impl SegmentInfo {
     /// # Cancel safety
     ///
     /// Cancel safe: nothing is kept but the input, which is dropped.
-    pub async fn read(dir: &Directory, name: &str, id: &[u8; ID_LENGTH]) -> io::Result<Self> {
+    pub(super) async fn read(
+        dir: &Directory,
+        name: &str,
+        id: &[u8; ID_LENGTH],
+    ) -> io::Result<Self> {
         let mut input = dir.open(&format!("{name}.si")).await?;
         input.start_checksum();
         codec::check_index_header(&mut input, "Lucene86SegmentInfo", 0, 0, id, "").await?;

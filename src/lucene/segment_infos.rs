@@ -1,7 +1,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 
-use super::SegmentInfo;
+use super::segment_info::SegmentInfo;
 use crate::lucene::codec::{self, ID_LENGTH};
 use crate::lucene::in_order::try_join_in_order;
 use crate::lucene::Directory;
@@ -33,27 +33,47 @@ pub struct SegmentInfos {
     pub bytes_read: u64,
 }
 
-/// One segment of a commit: its `.si` and what the commit adds (Lucene's
-/// `SegmentCommitInfo`).
+/// One segment of a commit: what its `.si` says and what the commit adds (Lucene's
+/// `SegmentCommitInfo`, with the fields of its `SegmentInfo`).
+///
+/// Lucene keeps the `.si`'s fields apart (a `SegmentInfo`, shared by the commits of a live
+/// `IndexWriter`) from the commit's (deletions and updates); a commit read here is one value,
+/// so each segment is one record, and `files` is every file of the segment in this commit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SegmentCommitInfo {
-    /// What the segment's `.si` says.
-    pub info: SegmentInfo,
+    /// The segment's name (`_0`, `_1a`, ...).
+    pub name: String,
+    /// The segment's id, as the commit and the `.si` header hold it.
+    pub id: [u8; ID_LENGTH],
     /// The codec that wrote the segment (`Lucene87`, ...).
     pub codec: String,
-    /// The generation of its live docs (`.liv`), -1 if it has no deletions.
-    pub del_gen: i64,
+    /// The Lucene version that wrote the segment (major, minor, bugfix).
+    pub version: (u32, u32, u32),
+    /// The oldest Lucene version that wrote a part of it, if recorded.
+    pub min_version: Option<(u32, u32, u32)>,
+    /// The number of documents.
+    pub docs: u32,
     /// Deleted documents.
     pub deleted: u32,
     /// Soft-deleted documents.
     pub soft_deleted: u32,
+    /// Whether its files are in a compound file (`.cfs`/`.cfe`).
+    pub compound: bool,
+    /// Whether the segment is sorted (its sort fields are not decoded).
+    pub sorted: bool,
+    /// Diagnostics: how and by what it was written (`source`, `os`, `java.version`, ...).
+    pub diagnostics: BTreeMap<String, String>,
+    /// Codec attributes.
+    pub attributes: BTreeMap<String, String>,
+    /// The generation of its live docs (`.liv`), -1 if it has no deletions.
+    pub del_gen: i64,
     /// The generation of its field infos updates, -1 if none.
     pub field_infos_gen: i64,
     /// The generation of its doc-values updates, -1 if none.
     pub doc_values_gen: i64,
-    /// Every file of the segment in this commit: the `.si`'s, its live docs, and its field
-    /// infos and doc-values updates.
+    /// Every file of the segment in this commit: the `.si` and those it names, its live docs,
+    /// and its field infos and doc-values updates.
     pub files: BTreeSet<String>,
 }
 
@@ -234,37 +254,36 @@ impl SegmentInfos {
         let mut segments = Vec::with_capacity(entries.len());
         let mut bytes_read = 0;
         for (entry, info) in entries.into_iter().zip(infos) {
-            let Entry {
-                codec,
-                del_gen,
-                deleted_at,
-                deleted,
-                soft_deleted,
-                field_infos_gen,
-                doc_values_gen,
-                mut files,
-                ..
-            } = entry;
             bytes_read += info.bytes_read;
+            let (deleted, soft_deleted) = (entry.deleted, entry.soft_deleted);
             if deleted < 0
                 || soft_deleted < 0
                 || i64::from(deleted) + i64::from(soft_deleted) > i64::from(info.docs)
             {
                 return Err(input.corrupt_at(
-                    deleted_at,
+                    entry.deleted_at,
                     format!("at most {} deletions", info.docs),
                     format!("{deleted} deleted and {soft_deleted} soft-deleted"),
                 ));
             }
-            files.extend(info.files.iter().cloned());
+            let mut files = entry.files;
+            files.extend(info.files);
             segments.push(SegmentCommitInfo {
-                info,
-                codec,
-                del_gen,
+                name: info.name,
+                id: info.id,
+                codec: entry.codec,
+                version: info.version,
+                min_version: info.min_version,
+                docs: info.docs,
                 deleted: deleted as u32,
                 soft_deleted: soft_deleted as u32,
-                field_infos_gen,
-                doc_values_gen,
+                compound: info.compound,
+                sorted: info.sorted,
+                diagnostics: info.diagnostics,
+                attributes: info.attributes,
+                del_gen: entry.del_gen,
+                field_infos_gen: entry.field_infos_gen,
+                doc_values_gen: entry.doc_values_gen,
                 files,
             });
         }

@@ -1,27 +1,19 @@
 use std::io;
 
-use super::{CompoundDirectory, SegmentInfos};
+use super::SegmentInfos;
 use crate::lucene::codec::{self, ID_LENGTH};
 use crate::lucene::in_order::try_join_in_order;
 use crate::lucene::Directory;
 
-/// What [`verify_commit`] checked.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Verified {
-    /// The files of the commit, `segments_N` included.
-    pub files: usize,
-    /// The sub-files of its compound files.
-    pub sub_files: usize,
-    /// The bytes read from storage, for the commit too: each file's length when each byte
-    /// was read once.
-    pub bytes_read: u64,
-}
-
 /// Verifies every file of `commit` in `dir`, and every sub-file of its compound files,
 /// reading each byte once: the CRC32 footer of each (Lucene's `CodecUtil.checksumEntireFile`
 /// and `CompoundDirectory.checkIntegrity`). `segments_N` and the `.si` files were verified
-/// when the commit was read; each `.cfe` is verified as its [`CompoundDirectory`] is read.
+/// when the commit was read; each `.cfe` is verified as its compound file is opened
+/// ([`Directory::open_compound`]), and each `.cfs` and its sub-files in one pass.
+///
+/// Returns the bytes read from storage, the commit's own ([`SegmentInfos::bytes_read`])
+/// included: the sum of the files' lengths when each byte was read once. (The files verified
+/// are [`commit.files()`](SegmentInfos::files).)
 ///
 /// Reads up to [`dir.concurrency()`](Directory::concurrency) files at once (a compound file and
 /// its `.cfe` count as one, and may have two requests in flight: the `.cfs` header is
@@ -41,22 +33,16 @@ pub struct Verified {
 ///
 /// Cancel safe: dropping the future abandons every file being read; nothing is kept, and a new
 /// call starts over.
-pub async fn verify_commit(dir: &Directory, commit: &SegmentInfos) -> io::Result<Verified> {
-    let mut verified = Verified {
-        files: 1,
-        sub_files: 0,
-        bytes_read: commit.bytes_read,
-    };
+pub async fn verify_commit(dir: &Directory, commit: &SegmentInfos) -> io::Result<u64> {
     let mut jobs = Vec::new();
     for segment in &commit.segments {
         for file in &segment.files {
-            verified.files += 1;
             if file.ends_with(".si") || file.ends_with(".cfe") {
                 continue; // with the commit, and with the .cfs below
             }
             let dir = dir.clone();
             jobs.push(if file.ends_with(".cfs") {
-                let (name, id) = (segment.info.name.clone(), segment.info.id);
+                let (name, id) = (segment.name.clone(), segment.id);
                 Job::Compound(dir, name, id)
             } else {
                 Job::File(dir, file.clone())
@@ -64,11 +50,7 @@ pub async fn verify_commit(dir: &Directory, commit: &SegmentInfos) -> io::Result
         }
     }
     let done = try_join_in_order(dir.concurrency(), jobs.into_iter().map(Job::run)).await?;
-    for (sub_files, bytes_read) in done {
-        verified.sub_files += sub_files;
-        verified.bytes_read += bytes_read;
-    }
-    Ok(verified)
+    Ok(commit.bytes_read + done.iter().sum::<u64>())
 }
 
 /// One file to verify, with what it needs to run as a task of its own.
@@ -80,18 +62,18 @@ enum Job {
 }
 
 impl Job {
-    /// Verifies the file: its sub-files, and the bytes read from storage.
-    async fn run(self) -> io::Result<(usize, u64)> {
+    /// Verifies the file (and its sub-files): the bytes read from storage.
+    async fn run(self) -> io::Result<u64> {
         match self {
             Job::File(dir, file) => {
                 let mut input = dir.open(&file).await?;
                 codec::checksum_entire_file(&mut input).await?;
-                Ok((0, input.stats().bytes_from_source))
+                Ok(input.stats().bytes_from_source)
             }
             Job::Compound(dir, segment, id) => {
-                let mut compound = CompoundDirectory::read(&dir, &segment, &id).await?;
-                let sub_files = compound.verify().await?;
-                Ok((sub_files, compound.bytes_read()))
+                let mut compound = dir.compound_file(&segment, &id).await?;
+                compound.verify().await?;
+                Ok(compound.bytes_read())
             }
         }
     }

@@ -1,7 +1,6 @@
 //! Counters of the work an input did.
 
 use std::fmt;
-use std::ops::{Add, AddAssign, Sub, SubAssign};
 
 /// Counters of what an [`AsyncBufferedInput`](crate::AsyncBufferedInput) asked of its source
 /// and how it served its callers, for logs and benchmarks.
@@ -65,21 +64,9 @@ impl Stats {
     /// counter of `earlier` is larger than this one's (the snapshots are the other way round,
     /// or of different inputs). [`Sub`](#impl-Sub-for-Stats) does the same without the check.
     pub fn checked_sub(self, earlier: Stats) -> Option<Stats> {
-        Some(Stats {
-            underlying_reads: self
-                .underlying_reads
-                .checked_sub(earlier.underlying_reads)?,
-            underlying_seeks: self
-                .underlying_seeks
-                .checked_sub(earlier.underlying_seeks)?,
-            bytes_from_source: self
-                .bytes_from_source
-                .checked_sub(earlier.bytes_from_source)?,
-            bytes_from_window: self
-                .bytes_from_window
-                .checked_sub(earlier.bytes_from_window)?,
-            bytes_direct: self.bytes_direct.checked_sub(earlier.bytes_direct)?,
-        })
+        let between = self - earlier;
+        // Exact unless a counter of `earlier` is larger, which `-` saturated to 0.
+        (between + earlier == self).then_some(between)
     }
 
     /// Applies `op` to each pair of counters.
@@ -94,52 +81,17 @@ impl Stats {
     }
 }
 
-/// The counters added one by one: the work of two inputs (or two stretches) together.
-///
-/// Counters saturate at `u64::MAX` (they never get there in practice), as the block cache's
-/// counters do.
-impl Add for Stats {
-    type Output = Stats;
+/// Implements the arithmetic of the counters `$t`, a struct of `u64`s whose `zip(self, other,
+/// op)` applies `op` field by field: `Add` and `Sub`, saturating (at `u64::MAX`, at 0), with
+/// their `AddAssign` and `SubAssign`, and `Sum` over values and references from
+/// `$t::default()` (all zeros). For [`Stats`] and the block cache's `BlockCacheStats`, whose
+/// arithmetic agrees. The docs of `Add`, `Sub` and `Sum` are given.
+macro_rules! counter_ops {
+    ($t:ty, add: $add:literal, sub: $sub:literal, sum: $sum:literal) => {
+        $crate::stats::stats::counter_ops!(@op $t, $add, Add add AddAssign add_assign saturating_add);
+        $crate::stats::stats::counter_ops!(@op $t, $sub, Sub sub SubAssign sub_assign saturating_sub);
 
-    fn add(self, other: Stats) -> Stats {
-        self.zip(other, u64::saturating_add)
-    }
-}
-
-/// As [`Add`](#impl-Add-for-Stats).
-impl AddAssign for Stats {
-    fn add_assign(&mut self, other: Stats) {
-        *self = *self + other;
-    }
-}
-
-/// The counters subtracted one by one: `later - earlier`, two snapshots of the same input, is
-/// the work done between them.
-///
-/// Never panics: counters saturate at 0, as the block cache's do, so `earlier - later` gives
-/// zeros rather than an error. Use [`checked_sub`](Stats::checked_sub) to have that case
-/// caught.
-impl Sub for Stats {
-    type Output = Stats;
-
-    fn sub(self, earlier: Stats) -> Stats {
-        self.zip(earlier, u64::saturating_sub)
-    }
-}
-
-/// As [`Sub`](#impl-Sub-for-Stats).
-impl SubAssign for Stats {
-    fn sub_assign(&mut self, earlier: Stats) {
-        *self = *self - earlier;
-    }
-}
-
-/// Implements `Sum` for the counters `$t`, over values and over references: [`Add`] from
-/// `$t::default()` (all zeros). For [`Stats`] and the block cache's `BlockCacheStats`, which add
-/// alike.
-macro_rules! sum_by_add {
-    ($(#[$doc:meta])* $t:ty) => {
-        $(#[$doc])*
+        #[doc = $sum]
         impl std::iter::Sum for $t {
             fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
                 iter.fold(Self::default(), std::ops::Add::add)
@@ -153,13 +105,36 @@ macro_rules! sum_by_add {
             }
         }
     };
-}
-#[cfg(feature = "cache")]
-pub(crate) use sum_by_add;
+    (@op $t:ty, $doc:literal, $op:ident $f:ident $assign:ident $f_assign:ident $saturating:ident) => {
+        #[doc = $doc]
+        impl std::ops::$op for $t {
+            type Output = Self;
 
-sum_by_add!(
-    /// The sum of the stats of several inputs (their clones and slices each count their own).
-    Stats
+            fn $f(self, other: Self) -> Self {
+                self.zip(other, u64::$saturating)
+            }
+        }
+
+        #[doc = concat!("As `", stringify!($op), "`.")]
+        impl std::ops::$assign for $t {
+            fn $f_assign(&mut self, other: Self) {
+                *self = std::ops::$op::$f(*self, other);
+            }
+        }
+    };
+}
+pub(crate) use counter_ops;
+
+counter_ops!(
+    Stats,
+    add: "The counters added one by one: the work of two inputs (or two stretches) together. \
+          Counters saturate at `u64::MAX` (they never get there in practice), as the block \
+          cache's counters do.",
+    sub: "The counters subtracted one by one: `later - earlier`, two snapshots of the same \
+          input, is the work done between them. Never panics: counters saturate at 0, as the \
+          block cache's do, so `earlier - later` gives zeros rather than an error. Use \
+          [`checked_sub`](Stats::checked_sub) to have that case caught.",
+    sum: "The sum of the stats of several inputs (their clones and slices each count their own)."
 );
 
 /// One line for a log:

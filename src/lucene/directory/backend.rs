@@ -1,12 +1,12 @@
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
-#[cfg(feature = "object-store")]
 use std::sync::Arc;
 
 #[cfg(feature = "object-store")]
 use object_store::{path::Path as StorePath, GetOptions, ObjectStore};
 
+use super::compound_file::{CompoundFile, Input};
 use crate::error::source_error::SourceError;
 use crate::source::FileSource;
 #[cfg(feature = "object-store")]
@@ -26,13 +26,17 @@ pub(super) enum Backend {
         /// The folder as a URL ending in `/`, for messages: a file is `{base}{name}`.
         base: String,
     },
+    /// A segment's compound file, its sub-files as files.
+    Compound(Arc<CompoundFile>),
 }
 
-/// A file a backend opened: its source, its length, and the name that keys it in a cache.
+/// A file a backend opened: its source and its length, or (a compound file's sub-file) its
+/// input.
 pub(super) enum Opened {
     Local(FileSource, u64),
     #[cfg(feature = "object-store")]
     Store(ObjectStoreSource),
+    Sub(Box<Input>),
 }
 
 impl Backend {
@@ -42,6 +46,7 @@ impl Backend {
             Backend::Local(path) => path.display().to_string(),
             #[cfg(feature = "object-store")]
             Backend::Store { base, .. } => base.clone(),
+            Backend::Compound(cfs) => cfs.resource().to_owned(),
         }
     }
 
@@ -83,6 +88,7 @@ impl Backend {
                     .filter_map(|meta| Some((meta.location.filename()?.to_owned(), meta.size)))
                     .collect())
             }
+            Backend::Compound(cfs) => Ok(cfs.entries().collect()),
         }
     }
 
@@ -108,6 +114,7 @@ impl Backend {
                     .map_err(|e| SourceError::wrap(context(), e.into()))?;
                 Ok(head.meta.size)
             }
+            Backend::Compound(cfs) => cfs.length(name),
         }
     }
 
@@ -159,6 +166,7 @@ impl Backend {
                     length,
                 )))
             }
+            Backend::Compound(cfs) => Ok(Opened::Sub(Box::new(cfs.open(name).await?))),
         }
     }
 }
@@ -169,6 +177,7 @@ impl fmt::Debug for Backend {
             Backend::Local(path) => f.debug_tuple("Local").field(path).finish(),
             #[cfg(feature = "object-store")]
             Backend::Store { base, .. } => f.debug_tuple("Store").field(base).finish(),
+            Backend::Compound(cfs) => f.debug_tuple("Compound").field(cfs).finish(),
         }
     }
 }

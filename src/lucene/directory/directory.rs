@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::cache::{BlockCache, Cached};
 use crate::input::fetch::{PositionalFetch, ReadAhead};
 use crate::input::AsyncBufferedInput;
+use crate::lucene::codec::ID_LENGTH;
 use crate::lucene::directory::backend::{Backend, Opened};
+use crate::lucene::directory::compound_file::CompoundFile;
 use crate::memory_budget::MemoryBudget;
 use crate::source::{DynSource, PositionalSource};
 
@@ -315,6 +317,7 @@ impl Directory {
                 let length = source.length();
                 (self.erase(source), length)
             }
+            Opened::Sub(input) => return Ok(*input),
         };
         self.lengths().insert(name.to_owned(), length);
         let mut fetch = PositionalFetch::new(source);
@@ -327,6 +330,74 @@ impl Directory {
             Some(capacity) => AsyncBufferedInput::with_capacity(capacity, fetch),
             None => AsyncBufferedInput::new(fetch),
         })
+    }
+
+    /// Segment `segment`'s compound file (`.cfs` with its entries in `.cfe`,
+    /// `Lucene50CompoundFormat`) as a directory of its sub-files, in the manner of Lucene's
+    /// `CompoundDirectory`: [`list`](Self::list) names them (`_0.fdt`, ...),
+    /// [`length`](Self::length) and [`open`](Self::open) take their names, with no I/O. `id` is
+    /// the segment's id (a [`SegmentCommitInfo`](crate::lucene::SegmentCommitInfo)'s), which
+    /// both files' headers must carry.
+    ///
+    /// Reading it verifies the `.cfe` whole (its CRC32 footer), checks the `.cfs`'s header and
+    /// that every sub-file lies between it and the `.cfs`'s footer; the `.cfs`'s header is asked
+    /// for while the `.cfe` is read. A sub-file opens as a slice of the `.cfs` (with this
+    /// directory's window size and read-ahead), named in errors as "slice NAME \[a..b) of
+    /// PATH"; each has its own footer
+    /// ([`checksum_entire_file`](crate::lucene::codec::checksum_entire_file)), and
+    /// [`verify_commit`](crate::lucene::verify_commit) checks them all, and the `.cfs`'s, in one
+    /// pass over it. The directory it gives keeps this one's settings, and its sub-files the
+    /// window size and read-ahead the `.cfs` was opened with (its `with_*` builders change
+    /// nothing for them).
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open) for the `.cfe` and the `.cfs`; `InvalidData` with an
+    /// [`InputError`](crate::InputError) (corruption) naming the file for a wrong header, id or
+    /// `.cfe` checksum, a sub-file outside the `.cfs`, or a `.cfs` shorter than a footer. The
+    /// directory it gives answers `NotFound`, naming the sub-file and the `.cfs`, for a name it
+    /// does not hold.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: nothing is kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use async_buffered_input::lucene::{Directory, SegmentInfos};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let dir = Directory::local(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lucene-index/index"));
+    /// let commit = SegmentInfos::read_latest_commit(&dir).await?;
+    /// let segment = commit.segments.iter().find(|s| s.compound).expect("a compound segment");
+    /// let cfs = dir.open_compound(&segment.name, &segment.id).await?;
+    /// let fields = format!("{}.fnm", segment.name);
+    /// assert!(cfs.list().await?.contains(&fields));
+    /// let mut fnm = cfs.open(&fields).await?;
+    /// assert_eq!(fnm.read_u32().await?, 0x3fd7_6c17); // its own codec header
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn open_compound(&self, segment: &str, id: &[u8; ID_LENGTH]) -> io::Result<Self> {
+        let cfs = self.compound_file(segment, id).await?;
+        Ok(Self {
+            backend: Backend::Compound(Arc::new(cfs)),
+            lengths: Arc::default(),
+            ..self.clone()
+        })
+    }
+
+    /// Segment `segment`'s compound file, read (see [`open_compound`](Self::open_compound)).
+    pub(crate) async fn compound_file(
+        &self,
+        segment: &str,
+        id: &[u8; ID_LENGTH],
+    ) -> io::Result<CompoundFile> {
+        let cfe = self.open(&format!("{segment}.cfe")).await?;
+        let cfs = self.open(&format!("{segment}.cfs")).await?;
+        CompoundFile::read(cfe, cfs, segment, id).await
     }
 
     /// The known lengths, whatever a panicking holder left (a map of numbers stays valid).

@@ -7,7 +7,9 @@
 //! [`MemoryBudget`](crate::MemoryBudget), and a `BlockCache` (feature `cache`). Every
 //! file opens as the same type, an `AsyncBufferedInput<PositionalFetch<DynSource>>`, whatever the
 //! backend. Lengths learned from
-//! a [listing](Directory::list) are kept, so opening a listed file asks no `HEAD`.
+//! a [listing](Directory::list) are kept, so opening a listed file asks no `HEAD`. A
+//! segment's compound file opens as a directory of its sub-files
+//! ([`Directory::open_compound`]).
 //!
 //! ```
 //! use async_buffered_input::lucene::Directory;
@@ -24,6 +26,7 @@
 //! ```
 
 mod backend;
+mod compound_file;
 // One type per file, named after it.
 #[allow(clippy::module_inception)]
 mod directory;

@@ -459,7 +459,7 @@ fn a_process_killed_while_writing_leaves_nothing_served_wrong() {
             }
             cache.stats()
         });
-        total = total + stats;
+        total += stats;
     }
     eprintln!("after 25 kills: {total}");
     assert!(

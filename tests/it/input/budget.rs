@@ -309,11 +309,7 @@ fn run_case(case: &Case) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: 1000,
-        rng_algorithm: prop::test_runner::RngAlgorithm::XorShift,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::common::xorshift_cases(1000))]
 
     /// Issue 32's bound, after every step: windows of 1 to 64 bytes, chunks of 1 to 128 bytes,
     /// 1 to 4 at a time, every kind of read (window refills, reads straight into the caller's

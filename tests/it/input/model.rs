@@ -440,14 +440,10 @@ fn run_case(case: &Case) {
 }
 
 proptest! {
-    // XorShift: the default ChaCha generator, unoptimized in a debug build, took most of
-    // the run's time.
-    #![proptest_config(ProptestConfig {
-        cases: 2000,
-        rng_algorithm: prop::test_runner::RngAlgorithm::XorShift,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::xorshift_cases(2000))]
 
+    /// Random operation sequences on every family of input, compared step by step with the
+    /// model (see the file's docs).
     #[test]
     fn model(case in case()) {
         run_case(&case);

@@ -41,7 +41,7 @@ use async_buffered_input::source::ObjectStoreSource;
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};
 use bytes::Bytes;
-use fault_proxy::{Fault, FaultKind, FaultProxy, Faulted, Request};
+use fault_proxy::{read_head, Fault, FaultKind, FaultProxy, Faulted, Request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -529,17 +529,8 @@ async fn origin() -> SocketAddr {
             let body = body.clone();
             tokio::spawn(async move {
                 let mut seen = Vec::new();
-                let mut buf = [0u8; 4096];
-                loop {
-                    let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        match conn.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => seen.extend_from_slice(&buf[..n]),
-                        }
-                        continue;
-                    };
-                    let head_request = seen.starts_with(b"HEAD ");
-                    seen.drain(..end + 4);
+                while let Some(request) = read_head(&mut conn, &mut seen).await {
+                    let head_request = request.starts_with("HEAD ");
                     let head = format!(
                         "HTTP/1.1 206 Partial Content\r\nContent-Length: {ORIGIN_BODY}\r\n\
                          Content-Range: bytes 0-{}/{ORIGIN_BODY}\r\nETag: \"x\"\r\n\r\n",
@@ -558,21 +549,15 @@ async fn origin() -> SocketAddr {
     addr
 }
 
-/// Sends one request and reads the response head; returns the head's length and whatever
-/// body bytes came with it.
-async fn request(conn: &mut TcpStream, method: &str) -> (usize, Vec<u8>) {
+/// Sends one request and reads the response head; returns whatever body bytes came with it.
+async fn request(conn: &mut TcpStream, method: &str) -> Vec<u8> {
     let request = format!("{method} /x HTTP/1.1\r\nHost: t\r\nRange: bytes=0-99999\r\n\r\n");
     conn.write_all(request.as_bytes()).await.unwrap();
     let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-            return (end + 4, got.split_off(end + 4));
-        }
-        let n = conn.read(&mut buf).await.unwrap();
-        assert!(n > 0, "the connection closed inside a response head");
-        got.extend_from_slice(&buf[..n]);
-    }
+    read_head(conn, &mut got)
+        .await
+        .expect("the connection closed inside a response head");
+    got
 }
 
 /// Reads body bytes until `want` are there, the connection ends, or nothing comes for
@@ -607,11 +592,11 @@ async fn proxy_passes_through_and_follows_the_framing() {
     let mut conn = TcpStream::connect(proxy.addr()).await.unwrap();
     // HEAD has no body: the proxy must not count the next response's bytes as its body.
     proxy.inject(Fault::every_response(TRUNCATE, 1000));
-    let (_, body) = request(&mut conn, "HEAD").await;
+    let body = request(&mut conn, "HEAD").await;
     assert!(body.is_empty());
     proxy.pass_through();
     for _ in 0..3 {
-        let (_, body) = request(&mut conn, "GET").await;
+        let body = request(&mut conn, "GET").await;
         let (body, end) = read_body(&mut conn, body, ORIGIN_BODY, Duration::from_secs(5)).await;
         assert_eq!(end, Ok("complete"));
         assert_eq!(body.len(), ORIGIN_BODY);
@@ -641,7 +626,7 @@ async fn proxy_faults_strike_after_the_chosen_body_bytes() {
     // Truncate: exactly 1000 body bytes, then a clean end.
     proxy.inject(Fault::every_response(TRUNCATE, 1000));
     let mut conn = TcpStream::connect(proxy.addr()).await.unwrap();
-    let (_, body) = request(&mut conn, "GET").await;
+    let body = request(&mut conn, "GET").await;
     let (body, end) = read_body(&mut conn, body, ORIGIN_BODY, Duration::from_secs(5)).await;
     assert_eq!((body.len(), end), (1000, Ok("eof")));
     assert_origin_bytes(&body);
@@ -649,7 +634,7 @@ async fn proxy_faults_strike_after_the_chosen_body_bytes() {
     // Reset: at most 1000 body bytes, then ECONNRESET.
     proxy.inject(Fault::every_response(RESET, 1000));
     let mut conn = TcpStream::connect(proxy.addr()).await.unwrap();
-    let (_, body) = request(&mut conn, "GET").await;
+    let body = request(&mut conn, "GET").await;
     let (body, end) = read_body(&mut conn, body, ORIGIN_BODY, Duration::from_secs(5)).await;
     assert!(body.len() <= 1000, "{}", body.len());
     assert_eq!(end, Err(ErrorKind::ConnectionReset));
@@ -658,7 +643,7 @@ async fn proxy_faults_strike_after_the_chosen_body_bytes() {
     // Stall: 1000 body bytes, then nothing, with the connection still open.
     proxy.inject(Fault::every_response(STALL, 1000));
     let mut conn = TcpStream::connect(proxy.addr()).await.unwrap();
-    let (_, body) = request(&mut conn, "GET").await;
+    let body = request(&mut conn, "GET").await;
     let (body, end) = read_body(&mut conn, body, ORIGIN_BODY, quiet).await;
     assert_eq!((body.len(), end), (1000, Ok("quiet")));
 
@@ -671,7 +656,7 @@ async fn proxy_faults_strike_after_the_chosen_body_bytes() {
         1000,
     ));
     let mut conn = TcpStream::connect(proxy.addr()).await.unwrap();
-    let (_, body) = request(&mut conn, "GET").await;
+    let body = request(&mut conn, "GET").await;
     let (body, _) = read_body(&mut conn, body, 1000, quiet).await;
     assert!((1000..=1010).contains(&body.len()), "{}", body.len());
     let started = Instant::now();
@@ -687,11 +672,11 @@ async fn proxy_faults_strike_after_the_chosen_body_bytes() {
     // Once, right after the head: only the first response is faulted.
     proxy.inject(Fault::first_responses(1, TRUNCATE, 0));
     let mut conn = TcpStream::connect(proxy.addr()).await.unwrap();
-    let (_, body) = request(&mut conn, "GET").await;
+    let body = request(&mut conn, "GET").await;
     let (body, end) = read_body(&mut conn, body, ORIGIN_BODY, Duration::from_secs(5)).await;
     assert_eq!((body.len(), end), (0, Ok("eof")));
     let mut conn = TcpStream::connect(proxy.addr()).await.unwrap();
-    let (_, body) = request(&mut conn, "GET").await;
+    let body = request(&mut conn, "GET").await;
     let (body, end) = read_body(&mut conn, body, ORIGIN_BODY, Duration::from_secs(5)).await;
     assert_eq!((body.len(), end), (ORIGIN_BODY, Ok("complete")));
 

@@ -26,6 +26,7 @@ use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::common::read_in_random_sizes;
 use abi_testkit::{chain, server_var, Rng};
 use async_buffered_input::source::{NfsSource, PositionalSource};
 use async_buffered_input::{AsyncBufferedInput, PositionalFetch, ReadAhead};
@@ -136,14 +137,7 @@ async fn every_byte_of_a_file_through_a_buffered_input() {
     let fetch = PositionalFetch::new(source).with_read_ahead(ReadAhead::default());
     let mut input = AsyncBufferedInput::new(fetch);
     assert_eq!(input.length().await.unwrap(), data.len() as u64);
-    let mut all = vec![0u8; data.len()];
-    let mut at = 0;
-    let mut rng = Rng::new(30);
-    while at < all.len() {
-        let n = (1 + rng.below(300_000) as usize).min(all.len() - at);
-        input.read_bytes(&mut all[at..at + n]).await.unwrap();
-        at += n;
-    }
+    let all = read_in_random_sizes(&mut input, data.len(), 300_000, 30).await;
     if let Some(i) = (0..data.len()).find(|&i| all[i] != data[i]) {
         panic!("byte {i} differs from the file");
     }

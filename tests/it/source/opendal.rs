@@ -20,6 +20,7 @@
 use std::io::ErrorKind;
 use std::time::Duration;
 
+use crate::common::read_in_random_sizes;
 use abi_testkit::{chain, pattern_vec, Rng};
 use async_buffered_input::layer::Retrying;
 use async_buffered_input::source::{OpendalSource, PositionalSource};
@@ -130,14 +131,7 @@ async fn read_from_server(base: &str) {
     let fetch = PositionalFetch::from_arc(std::sync::Arc::clone(&source))
         .with_read_ahead(ReadAhead::new(256 * 1024, 4));
     let mut input = AsyncBufferedInput::with_capacity(8192, fetch);
-    let mut all = vec![0u8; data.len()];
-    let mut at = 0;
-    let mut rng = Rng::new(23);
-    while at < all.len() {
-        let n = (1 + rng.below(100_000) as usize).min(all.len() - at);
-        input.read_bytes(&mut all[at..at + n]).await.unwrap();
-        at += n;
-    }
+    let all = read_in_random_sizes(&mut input, data.len(), 100_000, 23).await;
     assert!(all == data, "sequential read differs from the file");
     // One stream served the pass after its first read; a stream that failed (on FTP, a pooled
     // connection with a stale reply) is opened again, so a few at most.
@@ -146,7 +140,7 @@ async fn read_from_server(base: &str) {
         (1..=3).contains(&streams),
         "{streams} streams for one sequential pass"
     );
-    let mut clone = input.clone();
+    let (mut clone, mut rng) = (input.clone(), Rng::new(24));
     for _ in 0..50 {
         let pos = rng.below(data.len() as u64);
         let n = (1 + rng.below(70_000)).min(data.len() as u64 - pos) as usize;

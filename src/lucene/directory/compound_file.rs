@@ -1,11 +1,16 @@
+//! A segment's compound file, read: what a compound [`Directory`](crate::lucene::Directory)
+//! opens its sub-files in, and what `verify_commit` checks in one pass.
+
 use std::fmt;
 use std::io;
 
 use crate::input::fetch::PositionalFetch;
 use crate::input::AsyncBufferedInput;
 use crate::lucene::codec::{self, ID_LENGTH};
-use crate::lucene::Directory;
 use crate::source::DynSource;
+
+/// An input as a directory opens it.
+pub(crate) type Input = AsyncBufferedInput<PositionalFetch<DynSource>>;
 
 /// How much of a `.cfs` is prefetched for its index header (which is about 50 bytes).
 const HEADER_PREFETCH: u64 = 256;
@@ -21,44 +26,48 @@ struct CompoundEntry {
     length: u64,
 }
 
-/// A segment's compound file (`.cfs` with its entries in `.cfe`, `Lucene50CompoundFormat`)
-/// as a directory of slices, in the manner of Lucene's `CompoundDirectory`.
+/// A segment's compound file (`.cfs` with its entries in `.cfe`, `Lucene50CompoundFormat`),
+/// read: Lucene's `CompoundDirectory` behind
+/// [`Directory::open_compound`](crate::lucene::Directory::open_compound).
 ///
 /// [`read`](Self::read) verifies the `.cfe` whole (its CRC32 footer), checks the `.cfs`'s
 /// header (codec and segment id) and that every entry lies between it and the `.cfs`'s
 /// footer. [`open`](Self::open) then gives a sub-file as a slice of the `.cfs` (no I/O),
 /// named in errors as "slice NAME [a..b) of PATH". [`verify`](Self::verify) reads the `.cfs`
 /// once and checks its footer and every sub-file's.
-pub struct CompoundDirectory {
+pub(crate) struct CompoundFile {
     // The `.cfs`, its header read (so its window holds the file's start, which `verify`
     // reads from rather than fetching again).
-    input: AsyncBufferedInput<PositionalFetch<DynSource>>,
+    input: Input,
     length: u64,
     // Sorted by name; each inside `[0, length - FOOTER_LENGTH)` and at least a footer long.
     entries: Vec<CompoundEntry>,
     cfe_bytes_read: u64,
 }
 
-impl CompoundDirectory {
-    /// Reads segment `segment`'s `.cfe` and opens its `.cfs` in `dir`; `id` is the segment's
-    /// id, which both headers must carry.
+impl CompoundFile {
+    /// Reads segment `segment`'s `.cfe`, opened as `cfe`, and checks the `.cfs`, opened as
+    /// `cfs`; `id` is the segment's id, which both headers must carry. The `.cfs`'s header is
+    /// asked for first, so that its request overlaps the `.cfe`'s.
     ///
     /// # Errors
     ///
-    /// The directory's error naming the file if one cannot be opened or read; `InvalidData`
-    /// with a [`InputError`](crate::InputError) (corruption) naming the file for a wrong header, id or
+    /// The directory's error naming the file if one cannot be read; `InvalidData` with a
+    /// [`InputError`](crate::InputError) (corruption) naming the file for a wrong header, id or
     /// `.cfe` checksum, an entry outside the `.cfs`, or a `.cfs` shorter than a footer.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: nothing is kept but the inputs, which are dropped.
-    pub async fn read(dir: &Directory, segment: &str, id: &[u8; ID_LENGTH]) -> io::Result<Self> {
-        let mut cfe = dir.open(&format!("{segment}.cfe")).await?;
-        // The `.cfs` is opened now and its header asked for while the `.cfe` is read: the two
-        // first requests overlap (a round trip saved per segment on remote storage).
-        let file = format!("{segment}.cfs");
-        let mut input = dir.open(&file).await?;
+    pub(crate) async fn read(
+        mut cfe: Input,
+        mut input: Input,
+        segment: &str,
+        id: &[u8; ID_LENGTH],
+    ) -> io::Result<Self> {
+        // The two first requests overlap (a round trip saved per segment on remote storage).
         input.prefetch(0, HEADER_PREFETCH);
+        let file = format!("{segment}.cfs");
         cfe.start_checksum();
         codec::check_index_header(&mut cfe, "Lucene50CompoundEntries", 0, 0, id, "").await?;
         let count_at = cfe.position();
@@ -118,9 +127,14 @@ impl CompoundDirectory {
         })
     }
 
-    /// The sub-files' names, sorted.
-    pub fn list(&self) -> Vec<String> {
-        self.entries.iter().map(|e| e.name.clone()).collect()
+    /// The sub-files' names and lengths, sorted by name.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (String, u64)> + '_ {
+        self.entries.iter().map(|e| (e.name.clone(), e.length))
+    }
+
+    /// The `.cfs`, as errors name it.
+    pub(crate) fn resource(&self) -> &str {
+        self.input.resource()
     }
 
     /// The length of sub-file `name`.
@@ -128,7 +142,7 @@ impl CompoundDirectory {
     /// # Errors
     ///
     /// `NotFound` naming the sub-file and the compound file if it holds none of that name.
-    pub fn length(&self, name: &str) -> io::Result<u64> {
+    pub(crate) fn length(&self, name: &str) -> io::Result<u64> {
         Ok(self.entry(name)?.length)
     }
 
@@ -142,10 +156,7 @@ impl CompoundDirectory {
     /// # Cancel safety
     ///
     /// Cancel safe.
-    pub async fn open(
-        &self,
-        name: &str,
-    ) -> io::Result<AsyncBufferedInput<PositionalFetch<DynSource>>> {
+    pub(crate) async fn open(&self, name: &str) -> io::Result<Input> {
         let entry = self.entry(name)?;
         self.input
             .slice_named(&entry.name, entry.offset, entry.length)
@@ -165,7 +176,7 @@ impl CompoundDirectory {
     /// # Cancel safety
     ///
     /// Not cancel safe: the pass starts again from the start of the file on the next call.
-    pub async fn verify(&mut self) -> io::Result<usize> {
+    pub(crate) async fn verify(&mut self) -> io::Result<usize> {
         let length = self.length;
         let input = &mut self.input;
         // One pass over the file, itself included as the first of the files it holds: each
@@ -225,7 +236,7 @@ impl CompoundDirectory {
     /// The bytes read from storage so far: the `.cfe`, and what was read of the `.cfs` (by
     /// [`read`](Self::read) and [`verify`](Self::verify); not by the sub-files'
     /// inputs).
-    pub fn bytes_read(&self) -> u64 {
+    pub(crate) fn bytes_read(&self) -> u64 {
         self.cfe_bytes_read + self.input.stats().bytes_from_source
     }
 
@@ -240,9 +251,9 @@ impl CompoundDirectory {
     }
 }
 
-impl fmt::Debug for CompoundDirectory {
+impl fmt::Debug for CompoundFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CompoundDirectory")
+        f.debug_struct("CompoundFile")
             .field("file", &self.input.resource())
             .field("length", &self.length)
             .field("entries", &self.entries.len())
@@ -252,8 +263,7 @@ impl fmt::Debug for CompoundDirectory {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::lucene::SegmentInfos;
+    use crate::lucene::{Directory, SegmentInfos};
 
     #[tokio::test]
     async fn entries_lie_where_the_cfe_says() {
@@ -263,26 +273,21 @@ mod tests {
         );
         let dir = Directory::local(index);
         let commit = SegmentInfos::read_latest_commit(&dir).await.unwrap();
-        let segment = commit
-            .segments
-            .iter()
-            .find(|s| s.info.compound)
-            .expect("a compound segment");
-        let cfs = CompoundDirectory::read(&dir, &segment.info.name, &segment.info.id)
-            .await
-            .unwrap();
-        let whole = std::fs::read(format!("{index}/{}.cfs", segment.info.name)).unwrap();
-        let entries: Vec<(String, u64, u64)> = cfs
-            .entries
-            .iter()
-            .map(|e| (e.name.clone(), e.offset, e.length))
-            .collect();
-        assert!(!entries.is_empty());
-        for (name, offset, length) in entries {
-            let mut sub = cfs.open(&name).await.unwrap();
-            let bytes = sub.read_bytes_owned(length as usize).await.unwrap();
-            let at = offset as usize;
-            assert!(bytes[..] == whole[at..at + length as usize], "{name}");
+        let mut compound = 0;
+        for segment in commit.segments.iter().filter(|s| s.compound) {
+            let (name, id) = (&segment.name, &segment.id);
+            let cfs = dir.compound_file(name, id).await.unwrap();
+            let whole = std::fs::read(format!("{index}/{name}.cfs")).unwrap();
+            assert!(!cfs.entries.is_empty(), "{name}");
+            for entry in &cfs.entries {
+                let mut sub = cfs.open(&entry.name).await.unwrap();
+                let bytes = sub.read_bytes_owned(entry.length as usize).await.unwrap();
+                let at = entry.offset as usize;
+                let expected = &whole[at..at + entry.length as usize];
+                assert!(bytes[..] == *expected, "{}", entry.name);
+            }
+            compound += 1;
         }
+        assert!(compound > 0, "a compound segment in the fixture");
     }
 }
