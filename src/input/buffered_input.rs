@@ -75,9 +75,10 @@ use crate::stats::Stats;
 ///   at most `depth * 4 KiB` bytes. An input left idle in mid-file keeps its chunks, for the
 ///   reads that follow: nothing times out;
 /// - while one stream serves a long sequential run instead of chunks (see
-///   [`PositionalFetch`](crate::PositionalFetch)): the piece of the transport's answer it
-///   holds (a few KiB to 1 MiB, the transport's choice), for which it takes one chunk of the
-///   budget, and no chunks;
+///   [`PositionalFetch`](crate::PositionalFetch)): the pieces of the transport's answer it
+///   has taken ahead of the consumer, up to one chunk of the largest shape (`chunk_size`;
+///   one piece, the transport's choice of a few KiB to 1 MiB, may pass it), for which it takes
+///   that chunk of the budget, and no chunks;
 /// - while a read waits for a request of its own (without read-ahead, or not sequential):
 ///   that request, at most the bytes the read asked for (its window's room, or the caller's
 ///   buffer) and at most 16 MiB; a read dropped while it waits leaves it in flight for its

@@ -162,7 +162,30 @@ async fn a_stream_holds_at_most_a_chunk_of_the_budget() {
         input.read_bytes(&mut buf).await.unwrap();
     }
     assert_eq!(source.streams_opened(), 1);
-    assert!(budget.used() <= 256 * K, "{} bytes reserved", budget.used());
+    // One chunk of the read-ahead's largest shape (4 MiB), for the pieces it reads ahead.
+    assert!(budget.used() <= 4 * M, "{} bytes reserved", budget.used());
+}
+
+/// The stream's next pieces are asked for while the consumer reads the last one, as a plain
+/// loop over the stream does: a consumer that takes 1 ms over each 64 KiB and a stream that
+/// takes 1 ms to bring each 64 KiB piece overlap, rather than take 2 ms a piece between them.
+#[tokio::test(start_paused = true)]
+async fn the_stream_brings_its_next_pieces_while_the_consumer_reads() {
+    let source =
+        Arc::new(Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Duration::from_millis(1)));
+    let mut input = input(&source);
+    read_checked(&mut input, 0, M, 64 * K).await; // the ranged start, then the stream
+    assert_eq!(source.streams_opened(), 1);
+    let began = tokio::time::Instant::now();
+    let mut buf = vec![0u8; 64 * K];
+    for _ in 0..(7 * M / buf.len()) {
+        input.read_bytes(&mut buf).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await; // the consumer's work
+    }
+    let took = began.elapsed();
+    // 112 pieces: about 112 ms when they overlap, 224 ms when they alternate.
+    assert!(took < Duration::from_millis(150), "took {took:?}");
+    assert_eq!(source.streams_opened(), 1);
 }
 
 /// A link where each connection is slow but many are not: the stream moves 64 KiB per 10 ms,

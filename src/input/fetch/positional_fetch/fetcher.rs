@@ -45,17 +45,20 @@ use crate::source::PositionalSource;
 ///   ([`read_stream`](PositionalSource::read_stream): object_store, OpenDAL): once a run with
 ///   read-ahead has gone 256 KiB, the fetcher lets its chunks in flight drain and serves the
 ///   run from one streaming request, copying its bytes into the window as they arrive (one
-///   request where ranges cost one round trip each, or on FTP one transfer each). A fetch
-///   elsewhere ends it. Lookups never open one. The stream is kept only while it is the faster
-///   way: when it keeps the consumer waiting most of the time over 8 MiB, ranged read-ahead is
-///   tried in its place for 10 MiB and kept if it moved bytes at least 1.25x as fast (a link
-///   that caps each connection's rate, a long round trip); otherwise the stream comes back. The
-///   fetcher keeps that choice for its later runs, and after a run that streamed more than
-///   8 MiB (a scan) its next run streams from its second fetch. A stream that fails or ends
-///   early leaves the rest of the run to ranged requests (which report the trouble if it
-///   lasts). While it streams, the fetcher holds one chunk of the [`MemoryBudget`] (for the
-///   piece of the transport's answer it holds) and nothing else; without budget for it, the
-///   run stays ranged.
+///   request where ranges cost one round trip each, or on FTP one transfer each), and taking
+///   its next pieces while the consumer reads (up to a chunk), so the transport reads on. A
+///   fetch elsewhere ends it. Lookups never open one. The stream is kept only while it is the
+///   faster way: when it keeps the consumer waiting most of the time over 8 MiB or a tenth of
+///   a second, ranged read-ahead at its largest shape is tried in its place and kept if it
+///   moves bytes at least 1.25x as fast (a link that caps each connection's rate, a long
+///   round trip); otherwise the stream comes back, as soon as the ranges are too late to win.
+///   The fetcher keeps that choice for its later runs (1 GiB, then measures again), and after
+///   a run that streamed more than 8 MiB (a scan) its next run streams from its second fetch,
+///   or its first if it starts where the scan did. A stream that fails or ends early leaves
+///   the rest of the run to ranged requests (which report the trouble if it lasts). While it
+///   streams, the fetcher holds one chunk of the [`MemoryBudget`] (of the largest shape, or
+///   the current one if the budget is short) for the pieces it holds, and nothing else;
+///   without budget for it, the run stays ranged.
 ///
 /// Requests that do not complete at once are spawned on the tokio runtime, so they progress
 /// while the consumer is busy elsewhere; dropping the fetcher (or discarding the chunks) aborts

@@ -13,6 +13,7 @@
 //! fetcher keeps what it chose for its later runs, and measures again after [`CHOICE_HOLDS`]
 //! bytes.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -46,16 +47,24 @@ const CHOICE_HOLDS: u64 = 1 << 30;
 /// cost more requests, so a tie goes to the stream.
 const BETTER: f64 = 1.25;
 
-/// One open stream: its next bytes are the view's `[at, at + held.len())`, then the stream's.
+/// One open stream: its next bytes are the view's `[at, at + held.len())`, then the queued
+/// pieces', then the stream's.
 pub(super) struct OpenStream {
     pub(super) at: u64,
     pub(super) held: Bytes,
+    // Pieces taken from the stream ahead of the consumer, `queued` bytes in all: polling the
+    // stream for its next piece while the consumer reads this one lets the transport read on
+    // (an HTTP body is read off the connection only when asked for), as a plain loop over the
+    // stream does. Up to `limit` bytes are held (`held` and `queue`; a single piece may pass it).
+    pub(super) queue: VecDeque<Bytes>,
+    pub(super) queued: usize,
+    pub(super) limit: usize,
     // When it was opened, until its first bytes came (its latency, see `Pace`).
     pub(super) opened: Option<Instant>,
     // In a mutex only to be `Sync` (as the fetcher is): reached through `get_mut`, never
     // locked.
     pub(super) stream: Mutex<BoxStream<'static, io::Result<Bytes>>>,
-    // A chunk of the memory budget, for `held` (one piece of the transport's answer).
+    // A chunk of the memory budget (`limit` bytes), for `held` and `queue`.
     pub(super) budget: Option<Reservation>,
     // How the stream ended, once it has: `Ok` at the end of the source, `Err` with why if it
     // failed or ended before it. Its held bytes are still handed out first.

@@ -222,12 +222,17 @@ impl<S: PositionalSource> PositionalFetch<S> {
 
     pub(super) fn debug_assert_invariants(&self) {
         // The budget bound: at most a chunk per chunk held or in flight (`read_ahead_bytes`),
-        // or the one buffer of bytes read at hand; nothing without read-ahead.
+        // or the one buffer of bytes read at hand, or a stream's chunk of the largest shape;
+        // nothing without read-ahead.
         debug_assert!(
             self.reserved()
-                <= self.read_ahead.map_or(0, |_| {
+                <= self.read_ahead.map_or(0, |ra| {
                     let (chunk, depth) = self.shape;
-                    chunk.saturating_mul(depth)
+                    if self.stream.is_some() {
+                        ra.memory_bound()
+                    } else {
+                        chunk.saturating_mul(depth)
+                    }
                 }),
             "{} bytes of budget reserved, shape {:?}",
             self.reserved(),

@@ -1,6 +1,7 @@
 //! Long sequential runs served from one streaming request ([`PositionalSource::read_stream`]):
 //! opened, read into the fetch's buffer as its bytes arrive, ended (see `pace` for when).
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::{Mutex, PoisonError};
 use std::task::{Context, Poll};
@@ -21,13 +22,19 @@ impl<S: PositionalSource> PositionalFetch<S> {
             return false;
         }
         debug_assert!(self.requests.is_empty() && self.ready.is_empty() && self.stream.is_none());
+        // A chunk of the largest shape, or at least of the current one.
+        let chunk = self.read_ahead.map_or(self.shape.0, |ra| ra.full_shape().0);
         let budget = match &self.budget {
-            Some(budget) => match budget.try_reserve(self.shape.0) {
+            Some(budget) => match budget
+                .try_reserve(chunk)
+                .or_else(|| budget.try_reserve(self.shape.0))
+            {
                 Some(reservation) => Some(reservation),
                 None => return false, // no budget now: ranged reads, as without read-ahead
             },
             None => None,
         };
+        let limit = budget.as_ref().map_or(chunk, Reservation::bytes);
         let Some(stream) = self.source.read_stream(self.base.saturating_add(at)) else {
             self.pace.streams = Some(false);
             return false;
@@ -39,6 +46,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
         self.stream = Some(OpenStream {
             at,
             held: Bytes::new(),
+            queue: VecDeque::new(),
+            queued: 0,
+            limit,
             opened: Some(tokio::time::Instant::now()),
             stream: Mutex::new(stream),
             budget,
@@ -71,7 +81,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// The bytes the stream holds at `at`, without waiting.
     pub(super) fn stream_held(&self, at: u64) -> usize {
         match &self.stream {
-            Some(open) if open.at == at => open.held.len(),
+            Some(open) if open.at == at => open.held.len() + open.queued,
             _ => 0,
         }
     }
@@ -100,12 +110,19 @@ impl<S: PositionalSource> PositionalFetch<S> {
         let open = self.stream.as_mut()?;
         let skip = at
             .checked_sub(open.at)
-            .filter(|&skip| skip <= open.held.len() as u64);
-        let Some(skip) = skip else {
+            .filter(|&skip| skip <= (open.held.len() + open.queued) as u64);
+        let Some(mut skip) = skip else {
             self.end_stream(); // a read elsewhere
             return None;
         };
-        open.held.advance(skip as usize);
+        while skip > 0 {
+            if open.held.is_empty() {
+                open.held = open.next_queued();
+            }
+            let k = open.held.len().min(skip as usize);
+            open.held.advance(k);
+            skip -= k as u64;
+        }
         open.at = at;
         let room = match length {
             Some(length) => (length.saturating_sub(at)).min(buf.remaining() as u64) as usize,
@@ -118,6 +135,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 buf.put_slice(&open.held[..k]);
                 open.held.advance(k);
                 n += k;
+                continue;
+            }
+            if open.queued > 0 {
+                open.held = open.next_queued();
                 continue;
             }
             if open.done.is_some() {
@@ -138,9 +159,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 Poll::Ready(None) => {
                     let end = open.at + n as u64;
                     open.done = Some(match length {
-                        Some(length) if end < length => Err(format!(
-                            "it ended at {end}, before the end of the source at {length}"
-                        )),
+                        Some(length) if end < length => Err(ended_early(end, length)),
                         _ => Ok(()),
                     });
                 }
@@ -153,6 +172,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
         }
         open.at += n as u64;
         if n > 0 {
+            open.read_on(cx, length);
             let end = open.at;
             self.next_sequential = Some(end);
             if self.pace.served(n, true) {
@@ -175,4 +195,46 @@ impl<S: PositionalSource> PositionalFetch<S> {
         self.pace.stream_failed = true;
         None
     }
+}
+
+impl OpenStream {
+    /// The next queued piece (empty if none).
+    fn next_queued(&mut self) -> Bytes {
+        let piece = self.queue.pop_front().unwrap_or_default();
+        self.queued -= piece.len();
+        piece
+    }
+
+    /// Takes the stream's next pieces while it has them at once and fewer than `limit` bytes
+    /// are held; the last poll, if pending, asks the transport for more (and wakes the
+    /// consumer's task when it has it). How the stream ended is kept for when the pieces
+    /// before it have been read (an end before `length` is an error).
+    fn read_on(&mut self, cx: &mut Context<'_>, length: Option<u64>) {
+        let stream = self
+            .stream
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        while self.done.is_none() && self.held.len() + self.queued < self.limit {
+            match stream.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(piece))) => {
+                    self.queued += piece.len();
+                    self.queue.push_back(piece);
+                }
+                Poll::Ready(Some(Err(e))) => self.done = Some(Err(e.to_string())),
+                Poll::Ready(None) => {
+                    let end = self.at + (self.held.len() + self.queued) as u64;
+                    self.done = Some(match length {
+                        Some(length) if end < length => Err(ended_early(end, length)),
+                        _ => Ok(()),
+                    });
+                }
+                Poll::Pending => break,
+            }
+        }
+    }
+}
+
+/// Why a stream that ended at `end` failed, the source being `length` bytes long.
+fn ended_early(end: u64, length: u64) -> String {
+    format!("it ended at {end}, before the end of the source at {length}")
 }
