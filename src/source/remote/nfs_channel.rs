@@ -194,6 +194,9 @@ mod tests {
     /// header, and the fragment header's last-fragment flag.
     type Answer = Box<dyn Fn(u32) -> (Vec<u8>, bool) + Send>;
 
+    /// Whether an error is the one a case expects.
+    type Expected = fn(&RpcError) -> bool;
+
     /// The accepted-reply header for `xid`: REPLY, MSG_ACCEPTED, an empty AUTH_NONE verifier,
     /// SUCCESS.
     fn accepted(xid: u32) -> Vec<u8> {
@@ -315,7 +318,7 @@ mod tests {
     #[tokio::test]
     async fn replies_that_do_not_fit_the_call_are_errors() {
         // Another call's xid; more data than asked; fragments; a count that is not the data's.
-        let cases: Vec<(Answer, fn(&RpcError) -> bool)> = vec![
+        let cases: Vec<(Answer, Expected)> = vec![
             (
                 Box::new(|xid| (ok_reply(xid.wrapping_add(1), b"abcd", false), true)),
                 |e| matches!(e, RpcError::UnexpectedXid),
