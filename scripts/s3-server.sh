@@ -23,6 +23,11 @@
 #                                         may take up to 30 s while its connections drain)
 #   scripts/s3-server.sh start-volume N   start volume server N again (same port and data folder)
 #                                         and wait until the master lists it
+#   scripts/s3-server.sh mount MNT        mount the bucket at MNT (`weed mount`, FUSE, read-only:
+#                                         the filer's /buckets/<bucket>): object KEY is MNT/KEY.
+#                                         Prints on stdout: S3_MNT=<abs MNT>. One mount per cluster.
+#   scripts/s3-server.sh umount MNT       unmount it and stop `weed mount` (safe to repeat; 'down'
+#                                         does it too)
 #
 #   e.g.  set -a; eval "$(scripts/s3-server.sh up /tmp/s3data)"; set +a
 #         scripts/s3-server.sh upload /tmp/blob.bin dir/blob.bin
@@ -34,7 +39,10 @@
 # six processes, the identities file and the printed variables. Telemetry is off (-telemetry=false)
 # and no process listens on a fixed port (Iceberg and Lance ports off, gRPC ports chosen here).
 # Env: S3_PORT (the gateway's port, default: a free port), S3_BUCKET (default abi-test),
-# S3_TIMEOUT (seconds to wait for the cluster to serve a PUT and a GET, default 60; it takes 3-10 s).
+# S3_TIMEOUT (seconds to wait for the cluster to serve a PUT and a GET, default 60; it takes 3-10 s),
+# S3_MOUNT_ARGS (more `weed mount` flags, e.g. -cacheCapacityMB=0). The mount keeps its chunk
+# cache in memory (weed's default, 128 MB) and its metadata cache in $S3_STATE/mount-cache; it
+# listens on no TCP port (no -peer.enable, no -debug), only on a unix socket in the state folder.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -233,10 +241,51 @@ cmd_get() {
   s3curl "$(state_var S3_ENDPOINT)" "$(state_var S3_BUCKET)/$1" ${2:+-H "Range: bytes=$2"}
 }
 
+mounted() { awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; }
+mount_works() { mounted "$1" && timeout 5 ls "$1" >/dev/null; }
+
+cmd_mount() {
+  [[ $# -eq 1 ]] || die "usage: $0 mount MNT"
+  require_up; py -c ''
+  local mnt bin pid bucket; mnt=$(realpath -m "$1"); bin=$(weed_bin); bucket=$(state_var S3_BUCKET)
+  need fusermount3
+  [[ -e /dev/fuse ]] || die "/dev/fuse missing: this machine cannot mount FUSE filesystems"
+  if mounted "$mnt"; then die "$mnt is already a mount point"; fi
+  if alive "$(pid_of mount)"; then die "the bucket is already mounted at $(cat "$ST/mount.dir"); run '$0 umount' first"; fi
+  mkdir -p "$mnt" "$ST/mount-cache"
+  echo "$mnt" >"$ST/mount.dir"
+  # (The unix socket: weed's default is /tmp/seaweedfs-mount-<hash>.sock; here, in the state.)
+  local sock=; (( ${#ST} < 90 )) && sock=$ST/mount.sock
+  # shellcheck disable=SC2086 # S3_MOUNT_ARGS is a list of flags
+  save_cmd mount "$bin" -logtostderr mount -filer="127.0.0.1:$(port_of filer).$(port_of filer_grpc)" \
+    -filer.path="/buckets/$bucket" -dir="$mnt" -readOnly -cacheDir="$ST/mount-cache" \
+    ${sock:+-localSocket="$sock"} ${S3_MOUNT_ARGS:-}
+  start_proc mount
+  pid=$(pid_of mount)
+  if ! wait_ready "$TIMEOUT" "the weed mount at $mnt" "$pid" mount_works "$mnt"; then
+    tail -n 20 "$ST/mount.log" >&2; cmd_umount "$mnt"; die "weed mount did not come up"
+  fi
+  log "mounted bucket $bucket at $mnt (weed mount, pid $pid, read-only)"
+  printf 'S3_MNT=%q\n' "$mnt"
+}
+
+cmd_umount() {  # umount [MNT] : MNT defaults to where 'mount' mounted
+  [[ $# -le 1 ]] || die "usage: $0 umount [MNT]"
+  local mnt=${1:-$(cat "$ST/mount.dir" 2>/dev/null || true)}
+  [[ -n $mnt ]] && mnt=$(realpath -m "$mnt")
+  if [[ -n $mnt ]] && mounted "$mnt"; then
+    fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
+  fi
+  stop_pid "$(pid_of mount)"
+  rm -f "$ST/mount.pid" "$ST/mount.dir"
+  log "unmounted${mnt:+ $mnt}"
+}
+
 cmd_down() {  # TERM to all at once, KILL what is left after 3 s (the filer ignores TERM for 15 s
   # and more; its leveldb store has written its log by then)
   local p pid pids=() deadline
   if [[ -d $ST ]]; then
+    [[ -f $ST/mount.pid ]] && cmd_umount
     for p in $PROCS; do
       pid=$(pid_of "$p")
       if alive "$pid"; then kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); fi
@@ -295,4 +344,4 @@ cmd_start-volume() {
   log "volume server $1 (:$port, pid $(pid_of "$name")) running"
 }
 
-dispatch "install up upload get down status kill-volume start-volume" "$@"
+dispatch "install up upload get down status kill-volume start-volume mount umount" "$@"

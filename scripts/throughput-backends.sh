@@ -21,6 +21,14 @@
 # the source reads per lookup of the plain AsyncBufferedInput on the same source and size.
 # With NFS=1 (the default) nfs-ganesha (scripts/nfs-server.sh) serves nginx's folder too and
 # nfs joins the table (NfsSource, harness feature `nfs`).
+# With WEEDMOUNT=1 (the default) SeaweedFS's own FUSE mount of the bucket (`weed mount`, read-only,
+# through scripts/s3-server.sh mount) gets a run of its own after the table (read-only, so
+# without the write phase, like the FTP mount): the same file read as a local path, opened
+# with O_DIRECT (--direct) so that every read reaches the mount (the kernel's page cache
+# would serve the second pass; the mount's own chunk cache still may), the table's sizes,
+# window and passes; checked the same way (every row verified, the table's bytes): SeaweedFS
+# read through its S3 gateway (the table's s3 row) and as a mounted filesystem. It runs after
+# the table, so outside TABLE_LIMIT.
 # With OPENDAL=1 (the default) it also stands up an FTP server (scripts/ftp-server.sh), a WebDAV
 # server (scripts/webdav-server.sh), both serving nginx's folder, and an rclone FUSE mount of the
 # FTP server (scripts/ftp-mount.sh): ftp and webdav join the table above as OpenDAL locations
@@ -76,6 +84,8 @@ REPEAT=${REPEAT:-3}
 OPENDAL=${OPENDAL:-1}
 # NFS=0 leaves out the NFS row (nfs-ganesha through scripts/nfs-server.sh, read by NfsSource).
 NFS=${NFS:-1}
+# WEEDMOUNT=0 leaves out the run over SeaweedFS's FUSE mount (weed mount).
+WEEDMOUNT=${WEEDMOUNT:-1}
 # CAPPED=0 leaves out the run over nginx behind the capped link.
 CAPPED=${CAPPED:-1}
 CAPPED_RATE_MBPS=${CAPPED_RATE_MBPS:-20}
@@ -129,7 +139,7 @@ log "built after $(elapsed)s"
 built=$(date +%s%N)
 
 work=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/abi-backends.XXXXXX")")
-mkdir -p "$work"/{local,export,mnt,www,s3,out,ftpmnt}
+mkdir -p "$work"/{local,export,mnt,www,s3,out,ftpmnt,weedmnt}
 # Our own server instances, whatever else runs on this machine (CI's, a user's), on free ports:
 # a port exported by an earlier `up` (CI exports HTTP_PORT) would be taken.
 export HTTP_STATE=$work/http-state S3_STATE=$work/s3-state
@@ -147,10 +157,11 @@ cleanup() {
   fi
   scripts/sshfs.sh down "$work/mnt" 2>/dev/null
   scripts/http-server.sh down 2>/dev/null
+  [[ $WEEDMOUNT == 1 ]] && scripts/s3-server.sh umount "$work/weedmnt" 2>/dev/null
   scripts/s3-server.sh down 2>/dev/null
   [[ $NFS == 1 ]] && scripts/nfs-server.sh down 2>/dev/null
   # Never recurse into a mount that is still there: that would delete through it.
-  if ! awk -v m="$work/mnt" -v n="$work/ftpmnt" '$2 == m || $2 == n { f = 1 } END { exit !f }' /proc/mounts; then rm -rf "$work"; fi
+  if ! awk -v m="$work/mnt" -v n="$work/ftpmnt" -v w="$work/weedmnt" '$2 == m || $2 == n || $2 == w { f = 1 } END { exit !f }' /proc/mounts; then rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -179,6 +190,8 @@ name=throughput.bin
 "$bin" --path "$work/www/$name" --write --file-size "$FILE_SIZE" --write-buffer 1MiB \
   --readers none --no-progress >/dev/null
 scripts/s3-server.sh upload "$work/www/$name" "$name"
+# SeaweedFS's FUSE mount of the bucket: the uploaded object is a file in it.
+[[ $WEEDMOUNT == 1 ]] && start "the SeaweedFS mount" S3_MNT scripts/s3-server.sh mount "$work/weedmnt"
 nfs_paths=()
 if [[ $NFS == 1 ]]; then
   # nfs-ganesha exports the folder nginx serves; NfsSource finds MOUNT through the portmapper.
@@ -322,6 +335,50 @@ if failures:
     sys.exit("ftpmount/opendal: FAILED: " + "; ".join(failures))
 print("ftpmount/opendal: every row verified, the same bytes as the four-backend table")
 PY
+fi
+
+# SeaweedFS's FUSE mount (weed mount) of the bucket the table's s3 row read: the same object as a
+# local file, opened with O_DIRECT so that each read reaches the mount; read-only, so a run of its
+# own (no write phase), with the table's sizes, window and passes.
+if [[ $WEEDMOUNT == 1 ]]; then
+  checksum=$(python3 -c 'import json, sys; print(next(r["checksum"] for r in json.load(open(sys.argv[1])) if r["row"] == "limit"))' "$out/report.json")
+  log "SeaweedFS's FUSE mount (weed mount, read-only), O_DIRECT"
+  weed_started=$(date +%s%N)
+  "$bin" --path "weedmount=$S3_MNT/$name" --direct \
+    --sizes "$SIZES" --capacities "$CAPACITIES" --budget "$BUDGET" --slow-budget "$SLOW_BUDGET" \
+    --repeat "$REPEAT" --no-progress --json-out "$out/weedmount.json" "$@" | tee "$out/weedmount.txt"
+  python3 - "$checksum" "$out/weedmount.json" <<'PY'
+import json, sys
+
+checksum = int(sys.argv[1]) if sys.argv[1].isdigit() else sys.argv[1]
+rows = json.load(open(sys.argv[2]))
+failures = []
+names = list(dict.fromkeys(r["source_name"] for r in rows))
+if names != ["weedmount"]:
+    failures.append(f"sources {names}, expected weedmount")
+limit = next((r for r in rows if r["row"] == "limit"), None)
+if limit is None:
+    failures.append("no limit row")
+elif not limit["complete"] or not (limit["checksum"] == checksum if limit.get("repetitions", 1) == 1
+                                   else limit["holds_pattern"]):
+    failures.append(f"the limit row is incomplete or read other bytes ({limit['checksum']})")
+cells = [r for r in rows if r["row"] == "read"]
+if not cells:
+    failures.append("no read rows")
+for r in cells:
+    if r["verified"] is not True:
+        failures.append(f"{r['reader_name']} {r['read_size']} B: not verified: {r.get('mismatch') or r.get('error')}")
+if limit and limit.get("mb_per_second"):
+    best = max((r for r in cells if r["read_size"] == 65536), key=lambda r: r["bytes_per_second"], default=None)
+    line = f"weedmount: limit {limit['mb_per_second']:8.1f} MB/s"
+    if best:
+        line += f"; at 64 KiB requests best {best['reader_name']} ({best['ratio_to_limit']:.2f}x the limit)"
+    print(line)
+if failures:
+    sys.exit("weedmount: FAILED: " + "; ".join(failures))
+print("weedmount: every row verified, the same bytes as the table")
+PY
+  log "the SeaweedFS mount in $(elapsed "$weed_started")s"
 fi
 
 # nginx behind the capped link (the fault proxy: CAPPED_RATE_MBPS per connection, each its own,

@@ -3,11 +3,14 @@
 //!
 //! - `object_store_source`, `object_store_error`: [`ObjectStoreSource`] and how its errors read;
 //! - `opendal_source`, `opendal_error`: [`OpendalSource`] and its errors' kinds;
-//! - `nfs_source`, `nfs_connection`, `nfs_url`, `nfs_error`: [`NfsSource`], its pool of
-//!   connections, its URL, and the `io::ErrorKind` of each NFS status;
+//! - `nfs_source`, `nfs_connection`, `nfs_channel`, `nfs_url`, `nfs_error`: [`NfsSource`], its pool of
+//!   connections, its READ call (the data read straight into the buffer handed out), its URL,
+//!   and the `io::ErrorKind` of each NFS status;
 //! - `remote_common`: the TLS set-up and the short-answer error both share;
 //! - `spare_buffers`: buffers kept for reuse by the remote sources.
 
+#[cfg(feature = "nfs")]
+mod nfs_channel;
 #[cfg(feature = "nfs")]
 mod nfs_connection;
 #[cfg(feature = "nfs")]

@@ -1,5 +1,6 @@
 //! [`NfsSource`](super::NfsSource)'s connections to its server: TCP streams as `nfs3_client`
-//! reads them, and the pool its READs take them from.
+//! reads them (opening the file: LOOKUP, GETATTR, FSINFO), and the pool of connections its
+//! READs take, each a [`Channel`] that reads the data straight into the caller's buffer.
 
 use std::fmt;
 use std::io;
@@ -7,9 +8,9 @@ use std::net::SocketAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::BytesMut;
 use nfs3_client::io::{AsyncRead, AsyncWrite};
-use nfs3_client::nfs3_types::nfs3::{nfs_fh3, Nfs3Result, READ3args};
+use nfs3_client::nfs3_types::nfs3::{nfs_fh3, READ3args};
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
 use nfs3_client::Nfs3Client;
@@ -17,6 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 
+use crate::source::remote::nfs_channel::{Channel, ReadReply};
 use crate::source::remote::nfs_error;
 
 /// One TCP connection to an RPC service (NFS, MOUNT, the portmapper), as `nfs3_client` reads
@@ -75,8 +77,8 @@ pub(super) fn credential(uid: u32, gid: u32) -> opaque_auth<'static> {
     })
 }
 
-/// Connections to one NFS server, each carrying one call at a time, at most `connections` at
-/// once: READs in flight beyond that wait for a connection.
+/// Connections to one NFS server for READs ([`Channel`]s), each carrying one call at a time, at
+/// most `connections` at once: READs in flight beyond that wait for a connection.
 ///
 /// A connection goes back to the pool only after a reply read in full, so the pool holds
 /// connections at a message boundary only; a READ that fails in transport, times out or is
@@ -90,7 +92,7 @@ pub(super) struct Pool {
     connections: usize,
     // Connections between calls. `idle.len() + slots taken <= connections`: a call holds a slot
     // while its connection is out of `idle`.
-    idle: Mutex<Vec<Client>>,
+    idle: Mutex<Vec<Channel>>,
     slots: Semaphore,
 }
 
@@ -113,8 +115,8 @@ impl Pool {
         }
     }
 
-    /// A new connection to the server, outside the pool (opening the file uses one, then
-    /// [gives it](Self::give) to the pool).
+    /// A new connection to the server for `nfs3_client`'s calls, outside the pool (opening the
+    /// file uses one for LOOKUP, GETATTR and FSINFO).
     pub(super) async fn connect(&self) -> io::Result<Client> {
         let connection = Connection::open(self.addr).await?;
         Ok(Nfs3Client::new_with_auth(
@@ -124,22 +126,24 @@ impl Pool {
         ))
     }
 
-    /// Puts `client`, between calls, in the pool (or drops it if the pool is full).
-    pub(super) fn give(&self, client: Client) {
+    /// Puts `channel`, between calls, in the pool (or drops it if the pool is full).
+    fn give(&self, channel: Channel) {
         let mut idle = self.idle();
         if idle.len() < self.connections {
-            idle.push(client);
+            idle.push(channel);
         }
     }
 
-    /// One READ of `count` bytes at `offset` of `file`: the bytes (maybe fewer, as the server
-    /// chooses) and whether they end the file.
+    /// One READ of `count` bytes at `offset` of `file`, appended to `dst` (which has room for
+    /// them): maybe fewer bytes, as the server chooses, and whether they end the file. After an
+    /// error `dst` is as it was.
     pub(super) async fn read(
         &self,
         file: &nfs_fh3,
         offset: u64,
         count: u32,
-    ) -> io::Result<(Bytes, bool)> {
+        dst: &mut BytesMut,
+    ) -> io::Result<bool> {
         let what = || format!("READ of {count} bytes at offset {offset}");
         let _slot = self
             .slots
@@ -151,57 +155,57 @@ impl Pool {
             offset,
             count,
         };
+        let start = dst.len();
         let mut retry = true;
         loop {
             let pooled = self.idle().pop();
             let reused = pooled.is_some();
             let call = async {
-                let mut client = match pooled {
-                    Some(client) => client,
-                    None => self.connect().await?,
+                let mut channel = match pooled {
+                    Some(channel) => channel,
+                    None => Channel::new(Connection::open(self.addr).await?.0),
                 };
-                let reply = client.read(&args).await;
-                Ok::<_, io::Error>((client, reply))
+                let reply = channel.read(&self.credential, &args, &mut *dst).await;
+                Ok::<_, io::Error>((channel, reply))
             };
-            let (client, reply) =
-                tokio::time::timeout(self.timeout, call)
-                    .await
-                    .map_err(|_| {
-                        io::Error::new(
-                            io::ErrorKind::TimedOut,
-                            format!("{}: no answer in {:?}", what(), self.timeout),
-                        )
-                    })??;
-            match reply {
-                Ok(Nfs3Result::Ok(ok)) => {
-                    self.give(client);
-                    if ok.data.len() > count as usize {
-                        return Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            format!("{}: the server sent {} bytes", what(), ok.data.len()),
-                        ));
-                    }
-                    return Ok((Bytes::from(ok.data.into_owned()), ok.eof));
+            let result = tokio::time::timeout(self.timeout, call).await.map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("{}: no answer in {:?}", what(), self.timeout),
+                )
+            });
+            let (channel, reply) = match result {
+                Ok(Ok(done)) => done,
+                Ok(Err(e)) | Err(e) => {
+                    dst.truncate(start);
+                    return Err(e);
                 }
-                Ok(Nfs3Result::Err((status, _))) => {
-                    self.give(client);
+            };
+            match reply {
+                Ok(ReadReply::Ok { eof }) => {
+                    self.give(channel);
+                    return Ok(eof);
+                }
+                Ok(ReadReply::Status(status)) => {
+                    self.give(channel);
                     return Err(nfs_error::status(what(), status));
                 }
-                Err(e) if e.is_connection_reusable() => {
-                    self.give(client);
-                    return Err(nfs_error::rpc(what(), e));
-                }
+                // The connection may be mid-reply: it is dropped, whatever the error.
                 // Its siblings in the pool are likely dead too.
                 Err(_) if reused && retry => {
+                    dst.truncate(start);
                     self.idle().clear();
                     retry = false;
                 }
-                Err(e) => return Err(nfs_error::rpc(what(), e)),
+                Err(e) => {
+                    dst.truncate(start);
+                    return Err(nfs_error::rpc(what(), e));
+                }
             }
         }
     }
 
-    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Client>> {
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Channel>> {
         // A panic while the lock is held leaves a valid vector of idle connections.
         self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
