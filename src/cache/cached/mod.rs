@@ -51,7 +51,7 @@ const SCAN_BLOCKS: u64 = 4;
 ///
 /// A cold read of `n` blocks makes one request for them all, as it would without the cache
 /// (a block another reader is loading is waited for, not asked again; each block is kept as a
-/// copy of its own). A block size at least as large as the requests the inputs make (their
+/// copy of its own; past 64 blocks, the rest are asked block by block, 16 at once). A block size at least as large as the requests the inputs make (their
 /// window, their read-ahead chunk) keeps a request to one or two blocks.
 ///
 /// # Scans
