@@ -12,9 +12,12 @@ const RUNS: usize = 8;
 /// read so far, as the reads start (a read-ahead's chunks are asked before the previous one
 /// came back, so a run is followed by where reads *start*, not where they complete).
 ///
-/// A read continues a run when it starts exactly where the run ends. Invariant: no two runs
-/// end at the same offset (a read that continues one moves its end; a new run there replaces
-/// the other), so a read continues at most one run.
+/// A read continues a run when it starts exactly where the run ends, or, after a piece of a
+/// stream ([`note_piece`](Self::note_piece)), anywhere in that piece: a reader that stops
+/// reading a stream goes on with ranged reads from where it stopped in the piece it was
+/// handed. Invariant: no two runs end at the same offset (a read that continues one moves its
+/// end; a new run there replaces the other), and a run's piece lies before its end
+/// (`from <= end`); a read continues the run it finds first.
 #[derive(Debug, Default)]
 pub(super) struct SequentialRuns {
     runs: Mutex<Table>,
@@ -29,6 +32,9 @@ struct Table {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Run {
+    // Reads starting in `from..=end` continue it: `end` itself, or anywhere in a stream's last
+    // piece.
+    from: u64,
     end: u64,
     // Bytes read in the run (0: an unused entry).
     read: u64,
@@ -43,13 +49,24 @@ impl SequentialRuns {
         table
             .runs
             .iter()
-            .find(|r| r.read > 0 && r.end == offset)
+            .find(|r| r.continued_by(offset))
             .map_or(0, |r| r.read)
     }
 
     /// Notes a read of `len` bytes at `offset`; returns how many bytes the run it continues
     /// had read before it (0 if it starts a run of its own).
     pub(super) fn note(&self, offset: u64, len: u64) -> u64 {
+        self.note_from(offset, len, false)
+    }
+
+    /// Notes a piece of a stream, `len` bytes at `offset`, as [`note`](Self::note) does a
+    /// read, except that a read starting anywhere in the piece continues the run (the stream's
+    /// reader may stop in its middle and go on with ranged reads from there).
+    pub(super) fn note_piece(&self, offset: u64, len: u64) -> u64 {
+        self.note_from(offset, len, true)
+    }
+
+    fn note_from(&self, offset: u64, len: u64, piece: bool) -> u64 {
         if len == 0 {
             return 0;
         }
@@ -58,10 +75,12 @@ impl SequentialRuns {
         table.tick += 1;
         let tick = table.tick;
         let runs = &mut table.runs;
-        let before = match runs.iter().position(|r| r.read > 0 && r.end == offset) {
+        let from = if piece { offset } else { end };
+        let before = match runs.iter().position(|r| r.continued_by(offset)) {
             Some(k) => {
                 let before = runs[k].read;
                 runs[k] = Run {
+                    from,
                     end,
                     read: before.saturating_add(len),
                     used: tick,
@@ -71,6 +90,7 @@ impl SequentialRuns {
             None => {
                 let k = (0..RUNS).min_by_key(|&k| runs[k].used).unwrap_or(0);
                 runs[k] = Run {
+                    from,
                     end,
                     read: len,
                     used: tick,
@@ -100,7 +120,18 @@ impl SequentialRuns {
             },
             "two runs end at the same offset"
         );
+        debug_assert!(
+            runs.iter().all(|r| r.from <= r.end),
+            "a piece past its run's end"
+        );
         before
+    }
+}
+
+impl Run {
+    /// Whether a read at `offset` continues this run (an unused entry: never).
+    fn continued_by(&self, offset: u64) -> bool {
+        self.read > 0 && (self.from..=self.end).contains(&offset)
     }
 }
 
@@ -134,6 +165,22 @@ mod tests {
         assert_eq!(runs.note(99 << 32, 10), 0);
         assert_eq!(runs.before(20), 0, "run 0 was forgotten");
         assert_eq!(runs.before((1 << 32) + 20), 20, "run 1 was not");
+    }
+
+    #[test]
+    fn a_read_anywhere_in_a_streams_last_piece_continues_its_run() {
+        let runs = SequentialRuns::default();
+        assert_eq!(runs.note_piece(1000, 100), 0);
+        assert_eq!(runs.note_piece(1100, 50), 100);
+        assert_eq!(runs.before(1099), 0, "an earlier piece is handed out whole");
+        assert_eq!(
+            (runs.before(1100), runs.before(1120), runs.before(1150)),
+            (150, 150, 150)
+        );
+        assert_eq!(runs.before(1151), 0);
+        // The reader stopped at 1120 and goes on ranged: a plain read, continued at its end.
+        assert_eq!(runs.note(1120, 30), 150);
+        assert_eq!((runs.before(1149), runs.before(1150)), (0, 180));
     }
 
     #[test]

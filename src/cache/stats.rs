@@ -50,8 +50,9 @@ pub struct BlockCacheStats {
     /// [`BlockCache::with_budget`](crate::cache::BlockCache::with_budget)).
     pub unbudgeted: u64,
     /// Reads taken as part of a sequential scan (see [Scans](crate::cache::Cached#scans)):
-    /// served from the blocks memory held, the rest read around the memory tier and not kept.
-    /// The blocks they found count as `hits`; what they read around is not in `misses`.
+    /// served from the blocks memory held, the rest read around the memory tier and not kept
+    /// (a long scan's stream counts as one). The blocks they found count as `hits`; what they
+    /// read around is not in `misses`.
     pub scan_reads: u64,
     /// Blocks the memory tier did not hold that were read from the disk tier, with a valid
     /// checksum, instead of from the source.

@@ -9,6 +9,7 @@ use std::task::Poll;
 
 use bytes::Bytes;
 
+use super::span::MAX_SPAN_BLOCKS;
 use super::Cached;
 #[cfg(feature = "disk-cache")]
 use crate::cache::disk::{DiskKey, DiskTier};
@@ -149,7 +150,7 @@ impl<S: PositionalSource> Cached<S> {
     }
 
     /// `block` as the memory tier keeps it: with its share of the budget, if the cache has one.
-    fn keep(&self, block: Bytes) -> Result<Block, LoadError> {
+    pub(super) fn keep(&self, block: Bytes) -> Result<Block, LoadError> {
         let held = match self.cache.budget() {
             None => None,
             Some(budget) => match budget.try_reserve(block.len()) {
@@ -198,8 +199,11 @@ impl<S: PositionalSource> Cached<S> {
         false
     }
 
-    /// Blocks `first..=last` in order, loaded at most [`MAX_BLOCKS_IN_FLIGHT`] at once, up to
-    /// the first short one (the end of the source: none after it is requested or returned).
+    /// Blocks `first..=last` in order, up to the first short one (the end of the source:
+    /// none after it is requested or returned). Admitted, the first [`MAX_SPAN_BLOCKS`] that
+    /// memory lacks and no other reader loads are loaded a run in a row per request
+    /// ([`span`](Self::span)); the others (and all of them, not admitted or with a disk tier)
+    /// one by one, at most [`MAX_BLOCKS_IN_FLIGHT`] at once.
     pub(super) async fn blocks(
         &self,
         first: u64,
@@ -208,14 +212,36 @@ impl<S: PositionalSource> Cached<S> {
     ) -> io::Result<Vec<Bytes>> {
         type BlockFuture<'a> = Pin<Box<dyn Future<Output = io::Result<Bytes>> + Send + 'a>>;
         // `got[k]` is block `first + k` once loaded; blocks from `end` on are not wanted.
-        let mut got: Vec<Option<Bytes>> = Vec::new();
+        // (The range may reach far past the end of a source whose length is not known: `got`
+        // grows as blocks are asked for.)
+        let mut got: Vec<Option<Bytes>> =
+            if admit == Admit::Yes && first < last && !self.has_disk_tier() {
+                let span_last = last.min(first + MAX_SPAN_BLOCKS - 1);
+                self.span(first, span_last).await?
+            } else {
+                Vec::new()
+            };
         let mut end = last - first + 1;
+        let short = |b: &Option<Bytes>| {
+            b.as_ref()
+                .is_some_and(|b| (b.len() as u64) < self.block_size)
+        };
+        if let Some(k) = got.iter().position(short) {
+            end = k as u64 + 1;
+        }
+        // The next block to load (or to skip: `span` had it).
+        let mut next = 0;
         let mut running: Vec<(u64, BlockFuture<'_>)> = Vec::new();
         poll_fn(|cx| loop {
-            while running.len() < MAX_BLOCKS_IN_FLIGHT && (got.len() as u64) < end {
-                let k = got.len() as u64;
-                running.push((k, Box::pin(self.block(first + k, admit))));
-                got.push(None);
+            while running.len() < MAX_BLOCKS_IN_FLIGHT && next < end {
+                let k = next;
+                next += 1;
+                if k as usize == got.len() {
+                    got.push(None);
+                }
+                if got[k as usize].is_none() {
+                    running.push((k, Box::pin(self.block(first + k, admit))));
+                }
             }
             let mut progressed = false;
             let mut i = 0;
@@ -239,7 +265,7 @@ impl<S: PositionalSource> Cached<S> {
                 }
             }
             running.retain(|(k, _)| *k < end);
-            if running.is_empty() && got.len() as u64 >= end {
+            if running.is_empty() && next >= end {
                 return Poll::Ready(Ok::<(), io::Error>(()));
             }
             if !progressed {

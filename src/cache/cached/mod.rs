@@ -4,19 +4,25 @@
 //! - `load`: blocks from memory, or loaded once for every reader that wants them (from the disk
 //!   tier or the source), several at once;
 //! - `scan`: the reads of a sequential scan, served from the blocks memory holds and otherwise
-//!   read around it.
+//!   read around it;
+//! - `scan_stream`: a long scan's stream, the inner source's, around the cache;
+//! - `span`: the blocks a read over several lacks, loaded by one request.
 
 mod load;
 mod scan;
+mod scan_stream;
+mod span;
 
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
+use futures_core::stream::BoxStream;
 
 use self::load::Admit;
 use self::scan::concat;
+use self::scan_stream::ScanStream;
 use crate::cache::block_cache::BlockCache;
 use crate::cache::key::{BlockKey, SourceKey};
 use crate::cache::sequential_runs::SequentialRuns;
@@ -43,9 +49,10 @@ const SCAN_BLOCKS: u64 = 4;
 /// - Errors of the inner source are returned with their kind and are not cached: the next read
 ///   of the block asks again.
 ///
-/// A cold read of `n` blocks makes `n` block requests, at most 16 at once. A block size at
-/// least as large as the requests the inputs make (their window, their read-ahead chunk) keeps
-/// a request to one or two blocks.
+/// A cold read of `n` blocks makes one request for them all, as it would without the cache
+/// (a block another reader is loading is waited for, not asked again; each block is kept as a
+/// copy of its own; past 64 blocks, the rest are asked block by block, 16 at once). A block size at least as large as the requests the inputs make (their
+/// window, their read-ahead chunk) keeps a request to one or two blocks.
 ///
 /// # Scans
 ///
@@ -84,9 +91,13 @@ const SCAN_BLOCKS: u64 = 4;
 /// blocks, and a number of its own for a source without a name. [`Cached::with_key`] sets the
 /// key: add a version (an ETag, a generation) where the bytes under a name can change.
 ///
-/// It serves no stream ([`read_stream`](crate::source::PositionalSource::read_stream) is
-/// `None`): a stream's bytes would bypass the blocks and their single-flight,
-/// so sequential runs through it stay ranged.
+/// A long sequential run gets the inner source's stream
+/// ([`read_stream`](crate::source::PositionalSource::read_stream)), around the cache as a
+/// scan's reads are: a [`PositionalFetch`](crate::PositionalFetch) opens one only once a run
+/// has read 256 KiB, four blocks of the default 64 KiB, where its reads are taken for a scan's
+/// anyway. So a scan through the cache makes the requests it makes without it (a few chunks,
+/// then one stream), not ranged chunks whose size grows a round trip at a time. Not with a
+/// disk tier, which a scan fills block by block.
 ///
 /// # Examples
 ///
@@ -108,7 +119,7 @@ const SCAN_BLOCKS: u64 = 4;
 ///
 /// let mut first = AsyncBufferedInput::with_capacity(256, PositionalFetch::from_arc(source.clone()));
 /// let mut buf = [0u8; 3000];
-/// first.read_bytes(&mut buf).await?; // blocks 0, 1 and 2: three requests
+/// first.read_bytes(&mut buf).await?; // blocks 0, 1 and 2: three misses, one request
 /// assert_eq!(cache.stats().misses, 3);
 ///
 /// let mut second = AsyncBufferedInput::with_capacity(256, PositionalFetch::from_arc(source));
@@ -134,7 +145,8 @@ pub struct Cached<S> {
     // short. The cache assumes the bytes do not change, so it is kept.
     length: OnceLock<u64>,
     // The sequential runs it is read in: a read continuing one is a scan's ("Scans").
-    runs: SequentialRuns,
+    // Shared with the streams it hands out (`read_stream`), whose pieces continue them.
+    runs: Arc<SequentialRuns>,
 }
 
 impl<S: PositionalSource> Cached<S> {
@@ -162,7 +174,7 @@ impl<S: PositionalSource> Cached<S> {
             cache,
             key,
             length: OnceLock::new(),
-            runs: SequentialRuns::default(),
+            runs: Arc::default(),
         }
     }
 
@@ -218,9 +230,9 @@ impl<S: PositionalSource> Cached<S> {
 impl<S: PositionalSource> PositionalSource for Cached<S> {
     /// The bytes at `[offset, offset + len)`, cut at the end of the source, from the blocks
     /// that cover them: cached ones from the cache, missing ones requested of the inner source
-    /// (a whole block each, at most 16 at once; concurrent readers of a missing block wait for
-    /// one request). A read that continues a sequential run is a scan's: what memory does not
-    /// hold is read around the cache (see [Scans](Cached#scans)).
+    /// (whole blocks, those of one read in one request; concurrent readers of a missing block
+    /// wait for one request). A read that continues a sequential run is a scan's: what memory
+    /// does not hold is read around the cache (see [Scans](Cached#scans)).
     ///
     /// # Errors
     ///
@@ -317,6 +329,24 @@ impl<S: PositionalSource> PositionalSource for Cached<S> {
         // A run of reads served here goes on in `read_at` where they stop: note it.
         self.runs.note(offset, filled as u64);
         filled
+    }
+
+    /// The inner source's stream from `offset` (around the cache, as a scan's reads: see
+    /// [Scans](Cached#scans)), counted as one of the cache's `scan_reads` once polled; each
+    /// piece it hands out continues the run, so ranged reads going on where it stops are
+    /// still a scan's. `None` with a disk tier (a scan's blocks fill it one by one) and when
+    /// the inner source has no stream.
+    fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
+        if self.has_disk_tier() {
+            return None;
+        }
+        let inner = self.inner.read_stream(offset)?;
+        Some(Box::pin(ScanStream::new(
+            inner,
+            offset,
+            Arc::clone(&self.runs),
+            self.cache.clone(),
+        )))
     }
 
     forward!(inner =>
