@@ -69,7 +69,7 @@
 //!
 //! Each counter has one home. An input's work (reads, seeks, bytes from the source, the window
 //! and direct) is in [`Stats`], from `input.stats()` or a [`StatsGroup`]. A layer's counters
-//! are methods of that one instance (`hedged.hedges_fired()`, `deadline.deadlines_hit()`,
+//! are methods of that one instance (`hedged.hedges_fired()`, `retrying.deadlines_hit()`,
 //! `limiter.waited()`); a cache's state (hits and misses, the disk tier) is in its `stats()`, a
 //! snapshot of that one cache. The `metrics` feature exports the source-side counters
 //! process-wide (every instance added up) under the names in [`metrics`], for a service's
