@@ -6,8 +6,9 @@
 //! is fetched with one source read, and a request at least as large as the window goes
 //! straight into the caller's buffer. Small requests never turn into byte-at-a-time loops or one
 //! I/O each. On top of that: Lucene's typed reads (fixed-width integers, varints, strings),
-//! seeks that keep the window, and tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`
-//! through [`into_tokio_io`](AsyncBufferedInput::into_tokio_io) ([`interop::TokioIo`]).
+//! seeks that keep the window, and tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek` and a
+//! `Stream` of `Bytes` through [`into_tokio_io`](AsyncBufferedInput::into_tokio_io)
+//! ([`interop::TokioIo`]).
 //!
 //! ```
 //! use async_buffered_input::AsyncBufferedInput;
@@ -42,8 +43,8 @@
 //! - [`lucene`]: Lucene's codec framing, a [`Directory`](lucene::Directory) whose files open
 //!   by name, commits (`segments_N`), segment infos (`.si`) and compound files (`.cfs`/`.cfe`);
 //! - [`interop`]: an input as tokio's (and through `tokio_util`'s `compat`, `futures-io`'s)
-//!   `AsyncRead`/`AsyncBufRead`/`AsyncSeek` ([`TokioIo`](interop::TokioIo)) and as a
-//!   `Stream` of `Bytes` chunks;
+//!   `AsyncRead`/`AsyncBufRead`/`AsyncSeek` and as a `Stream` of `Bytes` chunks, both from
+//!   one [`TokioIo`](interop::TokioIo);
 //! - [`metrics`]: the names of the exported metrics (feature `metrics`).
 //!
 //! A stream (`tokio::fs::File`, `Cursor`) goes straight into
@@ -69,7 +70,7 @@
 //!
 //! Each counter has one home. An input's work (reads, seeks, bytes from the source, the window
 //! and direct) is in [`Stats`], from `input.stats()` or a [`StatsGroup`]. A layer's counters
-//! are methods of that one instance (`hedged.hedges_fired()`, `deadline.deadlines_hit()`,
+//! are methods of that one instance (`hedged.hedges_fired()`, `retrying.deadlines_hit()`,
 //! `limiter.waited()`); a cache's state (hits and misses, the disk tier) is in its `stats()`, a
 //! snapshot of that one cache. The `metrics` feature exports the source-side counters
 //! process-wide (every instance added up) under the names in [`metrics`], for a service's

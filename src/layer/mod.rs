@@ -1,18 +1,15 @@
 //! Layers: positional sources that wrap another source and change how its requests go.
 //!
 //! - [`Retrying`]: failed requests retried, with jittered backoff; [`is_transient`] says which
-//!   errors are;
+//!   errors are; optionally each attempt abandoned at a deadline growing with its size;
 //! - [`Hedged`]: slow requests get a second, identical request (a hedge), after a delay
 //!   learned or fixed, within a budget;
 //! - [`Limited`]: requests wait for a turn from a [`RequestLimiter`] shared by every source on
-//!   one store; near reads waiting for a turn share one request;
-//! - [`Deadline`]: requests fail with `TimedOut` when they take longer than a deadline growing
-//!   with their size;
+//!   one store; near reads waiting for a turn share one request.
 //!
-//! For a remote store, compose them as `Cached<Retrying<Hedged<Limited<Deadline<S>>>>>` (why:
+//! For a remote store, compose them as `Cached<Retrying<Hedged<Limited<S>>>>` (why:
 //! see [`Hedged`]); [`Cached`](crate::cache::Cached) is in [`cache`](crate::cache).
 
-mod deadline;
 mod hedge;
 mod limit;
 mod retrying;
@@ -22,7 +19,6 @@ mod retrying;
 mod slow_link;
 
 pub use crate::error::is_transient;
-pub use deadline::Deadline;
 pub use hedge::Hedged;
 pub use limit::{Limited, RequestLimiter};
 pub use retrying::Retrying;

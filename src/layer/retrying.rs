@@ -1,22 +1,44 @@
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
 use bytes::Bytes;
+use futures_core::stream::BoxStream;
 
 use crate::error::source_error::SourceError;
 use crate::source::forward::forward;
 use crate::source::PositionalSource;
+use crate::stats::metrics;
 
 /// A [`PositionalSource`] wrapper that retries the requests of its inner source that fail with
-/// an error that can succeed on retry (a connection reset or refused, a timeout, a body cut
-/// short), waiting longer after each failure, a bounded number of times.
+/// a transient error (a connection reset or refused, a timeout, a body cut short), waiting
+/// longer after each failure, a bounded number of times; optionally with a deadline on each
+/// attempt.
 ///
 /// Off unless you wrap a source in it: without it, a failed request fails the read that needed
-/// it (and a retry of that read asks only for what is missing). Errors that cannot succeed on
-/// retry (`NotFound`, `PermissionDenied`, `InvalidInput`, `InvalidData`, ...) are returned at
-/// once. After the last attempt, the last error is returned with its kind, saying how many
-/// attempts were made.
+/// it (and a retry of that read asks only for what is missing). Errors that are not transient
+/// (`NotFound`, `PermissionDenied`, `InvalidInput`, `InvalidData`, ...) are returned at once.
+/// After the last attempt, the last error is returned with its kind, saying how many attempts
+/// were made.
+///
+/// # Attempt deadline
+///
+/// A request to a store can stall: a connection that stopped moving, a server that never
+/// answers. [`with_attempt_deadline`](Self::with_attempt_deadline) abandons an attempt still
+/// unanswered after `base + len / min_throughput` (a deadline growing with the size, so that
+/// large reads on a slow link are not cut: with 2 s and 1 MiB/s, an 8 KiB read gets about 2 s,
+/// a 16 MiB read 18 s), as object_store's and the AWS SDKs' per-attempt timeouts do: the
+/// attempt is dropped, counts as a transient failure ([`io::ErrorKind::TimedOut`]) and is
+/// retried within the attempts and backoff. The error after the last attempt names the
+/// deadline, the offset and length, and the source. The deadline covers the whole attempt:
+/// the wait for a [`RequestLimiter`](crate::layer::RequestLimiter)'s turn and a hedge's
+/// request included (see [`Hedged`](crate::layer::Hedged) for the order of the layers).
+///
+/// With a deadline it serves no stream ([`read_stream`](PositionalSource::read_stream) is
+/// `None`): a stream has no size to set a deadline by, so sequential runs through it stay
+/// ranged, each range under the deadline. Without one, the inner source's stream is passed
+/// through, not retried (a stream that fails leaves the reader to ranged reads, which are).
 ///
 /// Stores built by `ObjectStoreSource::from_url` retry on their own already (at most
 /// twice, within 3 s); this wrapper is for sources that do not, and for a policy of your own.
@@ -32,8 +54,11 @@ use crate::source::PositionalSource;
 ///
 /// let source = Retrying::new(MemorySource::new(vec![0u8; 100]))
 ///     .with_attempts(4)
-///     .with_backoff(Duration::from_millis(20), Duration::from_secs(1));
+///     .with_backoff(Duration::from_millis(20), Duration::from_secs(1))
+///     .with_attempt_deadline(Duration::from_secs(2), 1 << 20);
 /// assert_eq!(source.attempts(), 4);
+/// assert_eq!(source.attempt_deadline(0), Some(Duration::from_secs(2)));
+/// assert_eq!(source.deadlines_hit(), 0);
 /// let input = AsyncBufferedInput::new(PositionalFetch::new(source));
 /// # let _ = input;
 /// ```
@@ -41,6 +66,9 @@ use crate::source::PositionalSource;
 pub struct Retrying<S> {
     inner: S,
     policy: RetryPolicy,
+    deadline: Option<AttemptDeadline>,
+    requests: AtomicU64,
+    deadlines_hit: AtomicU64,
 }
 
 /// How [`Retrying`] retries: at most `attempts` tries in all, waiting `first_backoff` after
@@ -83,13 +111,34 @@ impl Default for RetryPolicy {
     }
 }
 
+/// The deadline of one attempt: `base + len / min_throughput`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct AttemptDeadline {
+    base: Duration,
+    // Bytes per second; at least 1.
+    min_throughput: u64,
+}
+
+impl AttemptDeadline {
+    /// The deadline of an attempt for `len` bytes.
+    fn for_len(self, len: usize) -> Duration {
+        let transfer_nanos =
+            (len as u128 * 1_000_000_000).div_ceil(u128::from(self.min_throughput));
+        let transfer = Duration::from_nanos(u64::try_from(transfer_nanos).unwrap_or(u64::MAX));
+        self.base.saturating_add(transfer)
+    }
+}
+
 impl<S> Retrying<S> {
     /// Wraps `inner`, retrying with the default policy: 3 attempts in all, waiting 50 ms then
-    /// 100 ms (before jitter), at most 1 s.
+    /// 100 ms (before jitter), at most 1 s; no attempt deadline.
     pub fn new(inner: S) -> Self {
         Self {
             inner,
             policy: RetryPolicy::default(),
+            deadline: None,
+            requests: AtomicU64::new(0),
+            deadlines_hit: AtomicU64::new(0),
         }
     }
 
@@ -115,9 +164,37 @@ impl<S> Retrying<S> {
         self
     }
 
+    /// Abandons an attempt for `len` bytes still unanswered after `base + len /
+    /// min_throughput` (bytes per second; 0 is taken as 1), builder style: the attempt is
+    /// dropped and counts as a transient `TimedOut` failure, retried as the policy says. A
+    /// length request gets `base`. See [Attempt deadline](Self#attempt-deadline).
+    #[must_use]
+    pub fn with_attempt_deadline(mut self, base: Duration, min_throughput: u64) -> Self {
+        self.deadline = Some(AttemptDeadline {
+            base,
+            min_throughput: min_throughput.max(1),
+        });
+        self
+    }
+
     /// The most tries in all.
     pub fn attempts(&self) -> u32 {
         self.policy.attempts
+    }
+
+    /// The deadline of an attempt for `len` bytes; `None` without one.
+    pub fn attempt_deadline(&self, len: usize) -> Option<Duration> {
+        self.deadline.map(|d| d.for_len(len))
+    }
+
+    /// Attempts sent to the inner source so far, retries included.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Attempts abandoned at their deadline so far (each a `TimedOut` failure).
+    pub fn deadlines_hit(&self) -> u64 {
+        self.deadlines_hit.load(Ordering::Relaxed)
     }
 
     /// The wrapped source.
@@ -125,48 +202,113 @@ impl<S> Retrying<S> {
         &self.inner
     }
 
-    /// Runs `attempt` until it succeeds, fails for good, or the attempts are spent.
-    async fn retry<T, F>(&self, mut attempt: impl FnMut() -> F) -> io::Result<T>
+    /// Runs `attempt` until it succeeds, fails for good, or the attempts are spent; each
+    /// attempt under the deadline for `len` bytes, if there is one (`what` names the request
+    /// in its `TimedOut` error).
+    async fn retry<T, F>(
+        &self,
+        len: usize,
+        what: impl Fn() -> String,
+        mut attempt: impl FnMut() -> F,
+    ) -> io::Result<T>
     where
         F: std::future::Future<Output = io::Result<T>>,
     {
         let mut failures = 0;
         let mut waits = self.policy.waits(None);
         loop {
-            match attempt().await {
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            let result = match self.deadline {
+                None => attempt().await,
+                Some(deadline) => {
+                    let deadline = deadline.for_len(len);
+                    match tokio::time::timeout(deadline, attempt()).await {
+                        Ok(result) => result,
+                        Err(_) => Err(self.timed_out(what(), deadline)),
+                    }
+                }
+            };
+            match result {
                 Ok(value) => return Ok(value),
                 Err(e) if !crate::error::is_transient(e.kind()) => return Err(e),
                 Err(e) => {
                     failures += 1;
                     let Some(wait) = waits.next().filter(|_| failures < self.policy.attempts)
                     else {
-                        let context = format!("gave up after {failures} attempts");
+                        let plural = if failures == 1 { "" } else { "s" };
+                        let context = format!("gave up after {failures} attempt{plural}");
                         return Err(SourceError::wrap(context, e));
                     };
                     tracing::debug!(failures, ?wait, error = %e, "retrying a request");
-                    crate::stats::metrics::retry();
+                    metrics::retry();
                     tokio::time::sleep(wait).await;
                 }
             }
         }
     }
+
+    /// The `TimedOut` error of an attempt (`what`) abandoned at `deadline`, counted.
+    fn timed_out(&self, what: String, deadline: Duration) -> io::Error {
+        self.deadlines_hit.fetch_add(1, Ordering::Relaxed);
+        metrics::deadline_hit();
+        let cause = io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("no answer within the deadline of {deadline:?}"),
+        );
+        SourceError::wrap(what, cause)
+    }
 }
 
 impl<S: PositionalSource> PositionalSource for Retrying<S> {
-    /// The inner source's bytes, retried as the policy says.
+    /// The inner source's bytes, retried as the policy says, each attempt under the deadline
+    /// if there is one.
+    ///
+    /// # Errors
+    ///
+    /// A non-transient error of the inner source at once; after the last attempt, the last
+    /// error with its kind, saying how many attempts were made; an attempt past its deadline is
+    /// [`io::ErrorKind::TimedOut`] naming the offset, length, source and deadline.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future drops the attempt in flight.
     async fn read_at(&self, offset: u64, len: usize) -> io::Result<Bytes> {
-        self.retry(|| self.inner.read_at(offset, len)).await
+        let what = || {
+            format!(
+                "read of {len} bytes at offset {offset} from {} timed out",
+                self.inner.description()
+            )
+        };
+        self.retry(len, what, || self.inner.read_at(offset, len))
+            .await
     }
 
-    /// The inner source's length, retried as the policy says.
+    /// The inner source's length, retried as the policy says, each attempt under the base
+    /// deadline if there is one.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_at`](Self::read_at).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
     async fn len(&self) -> io::Result<u64> {
-        self.retry(|| self.inner.len()).await
+        let what = || format!("length of {} timed out", self.inner.description());
+        self.retry(0, what, || self.inner.len()).await
+    }
+
+    /// Without an attempt deadline, the inner source's stream, not retried: a stream that
+    /// fails leaves the reader to ranged reads, which are. With one, `None`: sequential runs
+    /// stay ranged, each range under the deadline.
+    fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
+        match self.deadline {
+            None => self.inner.read_stream(offset),
+            Some(_) => None,
+        }
     }
 
     forward!(inner =>
-        /// The inner source's stream, not retried: a stream that fails leaves the reader to
-        /// ranged reads, which are.
-        read_stream,
         /// The inner source's (no request).
         known_len,
         /// The inner source's, not retried (it never fails: it gives 0).

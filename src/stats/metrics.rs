@@ -15,7 +15,7 @@
 //! | [`RETRIES`] | counter | [`Retrying`](crate::layer::Retrying): each retry |
 //! | [`HEDGES_FIRED`] | counter | [`Hedged`](crate::layer::Hedged): each second request sent |
 //! | [`HEDGES_WON`] | counter | `Hedged`: hedges that answered first |
-//! | [`DEADLINES_HIT`] | counter | [`Deadline`](crate::layer::Deadline): requests cut at their deadline |
+//! | [`DEADLINES_HIT`] | counter | `Retrying`: attempts abandoned at their deadline |
 //! | [`LIMITER_WAIT`] | histogram (seconds) | [`RequestLimiter`](crate::layer::RequestLimiter): each wait for a turn |
 //! | [`LIMITER_IN_FLIGHT`] | gauge | `RequestLimiter`: requests holding a turn |
 //! | [`CACHE_HITS`] | counter, `tier` | block cache tiers: blocks served from the tier |
@@ -54,7 +54,7 @@ pub const RETRIES: &str = "async_buffered_input_retries_total";
 pub const HEDGES_FIRED: &str = "async_buffered_input_hedges_fired_total";
 /// Hedges that answered before the request they hedged (counter).
 pub const HEDGES_WON: &str = "async_buffered_input_hedges_won_total";
-/// Requests cut at their deadline, as `TimedOut` errors (counter).
+/// Attempts abandoned at their deadline, as `TimedOut` failures (counter).
 pub const DEADLINES_HIT: &str = "async_buffered_input_deadlines_hit_total";
 /// Time a request waited for a turn from a request limiter, in seconds (histogram; requests
 /// that found a turn free are not recorded).
@@ -133,7 +133,7 @@ one_event! {
     hedge_fired => HEDGES_FIRED;
     /// A hedge that answered first.
     hedge_won => HEDGES_WON;
-    /// A request cut at its deadline.
+    /// An attempt abandoned at its deadline.
     deadline_hit => DEADLINES_HIT;
 }
 

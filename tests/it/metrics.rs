@@ -4,17 +4,15 @@
 use std::time::Duration;
 
 use abi_testkit::{Delay, Scripted};
-use async_buffered_input::layer::{Deadline, Hedged, RequestLimiter, Retrying};
+use async_buffered_input::layer::{Hedged, RequestLimiter, Retrying};
 use async_buffered_input::metrics as names;
 use async_buffered_input::source::{MemorySource, PositionalSource};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
-/// 1000 bytes whose request 0 stalls (a deadline, then a retry), request 2 is slow (hedged),
-/// the rest answer at once.
+/// 1000 bytes whose request 0 stalls (a deadline, then a retry), the rest answer at once.
 fn script() -> Scripted {
     Scripted::new(vec![9u8; 1000]).delay_with(|r| match r.index {
         0 => Delay::Forever,
-        2 => Delay::Sleep(Duration::from_secs(1)),
         _ => Delay::Ready,
     })
 }
@@ -44,17 +42,27 @@ fn recorded(work: impl std::future::Future<Output = ()>) -> Snapshotter {
 fn counters_move() {
     let snapshotter = recorded(async {
         let limiter = RequestLimiter::new(1);
+        // Request 0 fails after 20 ms, request 2 stalls, the rest answer at once.
+        let script = Scripted::new(vec![9u8; 1000])
+            .delay_with(|r| match r.index {
+                0 => Delay::Sleep(Duration::from_millis(20)),
+                2 => Delay::Forever,
+                _ => Delay::Ready,
+            })
+            .fail_request(0);
         let source = Retrying::new(
-            Hedged::new(limiter.wrap(Deadline::new(script(), Duration::from_millis(100), 1 << 20)))
+            Hedged::new(limiter.wrap(script))
                 .with_fixed_delay(Duration::from_millis(10))
                 .with_budget(1.0),
         )
         .with_attempts(3)
-        .with_backoff(Duration::from_millis(1), Duration::from_millis(1));
-        // Each read: its request stalls (0) or is slow (2); the hedge, sent after 10 ms,
-        // waits for the only turn; the first request hits its deadline at 100 ms and gives
-        // the turn to the hedge, which answers.
+        .with_backoff(Duration::from_millis(1), Duration::from_millis(1))
+        .with_attempt_deadline(Duration::from_millis(100), 1 << 20);
+        // The first read's request fails at 20 ms; its hedge, sent at 10 ms, waited for the
+        // only turn until then, and answers (it won).
         assert_eq!(source.read_at(0, 100).await.unwrap().len(), 100);
+        // The second read's request stalls; its hedge waits for the only turn; at 100 ms the
+        // attempt (both) is abandoned at its deadline, and the retry answers.
         assert_eq!(source.read_at(100, 100).await.unwrap().len(), 100);
     });
     let mut counters = std::collections::HashMap::new();
@@ -72,26 +80,30 @@ fn counters_move() {
         }
     }
     let counter = |name: &str| counters.get(name).copied().unwrap_or(0);
-    assert_eq!(counter(names::DEADLINES_HIT), 2, "{counters:?}");
+    assert_eq!(counter(names::DEADLINES_HIT), 1, "{counters:?}");
+    assert_eq!(counter(names::RETRIES), 1, "{counters:?}");
     assert_eq!(counter(names::HEDGES_FIRED), 2, "{counters:?}");
-    assert_eq!(counter(names::HEDGES_WON), 2, "{counters:?}");
-    assert_eq!(counter(names::REQUESTS), 4, "{counters:?}");
-    assert_eq!(counter(names::REQUEST_ERRORS), 2, "{counters:?}");
+    assert_eq!(counter(names::HEDGES_WON), 1, "{counters:?}");
+    // Answered or failed: requests 0, 1 (the hedge) and 3 (the retry); the stalled one and
+    // its waiting hedge were dropped, not answered.
+    assert_eq!(counter(names::REQUESTS), 3, "{counters:?}");
+    assert_eq!(counter(names::REQUEST_ERRORS), 1, "{counters:?}");
     assert_eq!(counter(names::REQUEST_BYTES), 200, "{counters:?}");
-    assert_eq!(histograms.get(names::REQUEST_DURATION), Some(&4));
+    assert_eq!(histograms.get(names::REQUEST_DURATION), Some(&3));
     assert_eq!(
         histograms.get(names::LIMITER_WAIT),
-        Some(&2),
-        "both hedges waited"
+        Some(&1),
+        "the first hedge waited for its turn (the second was dropped waiting)"
     );
 }
 
 #[test]
 fn retries_are_counted() {
     let snapshotter = recorded(async {
-        let source = Retrying::new(Deadline::new(script(), Duration::from_millis(100), 1 << 20))
+        let source = Retrying::new(script())
             .with_attempts(3)
-            .with_backoff(Duration::from_millis(1), Duration::from_millis(1));
+            .with_backoff(Duration::from_millis(1), Duration::from_millis(1))
+            .with_attempt_deadline(Duration::from_millis(100), 1 << 20);
         assert_eq!(source.read_at(0, 10).await.unwrap().len(), 10);
     });
     let retries = snapshotter

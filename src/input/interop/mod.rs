@@ -1,5 +1,5 @@
-//! Using an input where other async I/O traits are expected: tokio's and the `futures`
-//! crate's `AsyncRead`/`AsyncBufRead`/`AsyncSeek` ([`TokioIo`]), and a
+//! The input for the async ecosystem, [`TokioIo`]: tokio's (and through `tokio_util`, the
+//! `futures` crate's) `AsyncRead`/`AsyncBufRead`/`AsyncSeek`, and a
 //! [`Stream`](futures_core::Stream) of [`Bytes`](bytes::Bytes) chunks.
 //!
 //! The input itself keeps only its own reads (Lucene's byte order, varints, strings), so that
@@ -44,10 +44,10 @@
 //!
 //! # A stream of chunks
 //!
-//! [`AsyncBufferedInput::into_stream`](crate::AsyncBufferedInput::into_stream) makes an input a [`BytesStream`], a `Stream` of
-//! `io::Result<Bytes>` chunks that are the window's own buffer handed out (no copy after the
-//! fetch). `tokio_util::io::ReaderStream` works too, but copies every chunk out of the window
-//! into a buffer of its own.
+//! [`AsyncBufferedInput::into_stream`](crate::AsyncBufferedInput::into_stream) makes an input a
+//! [`TokioIo`] whose `Stream` of `io::Result<Bytes>` chunks is bounded in size; the chunks are
+//! the window's own buffer handed out (no copy after the fetch). `tokio_util::io::ReaderStream`
+//! works too, but copies every chunk out of the window into a buffer of its own.
 //!
 //! ```
 //! use async_buffered_input::PositionalFetch;
@@ -69,8 +69,6 @@
 //! # }
 //! ```
 
-mod bytes_stream;
 mod tokio_io;
 
-pub use bytes_stream::BytesStream;
 pub use tokio_io::TokioIo;

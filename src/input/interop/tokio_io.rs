@@ -1,24 +1,30 @@
-//! tokio's I/O traits for an input: [`TokioIo`], its `AsyncRead`, `AsyncBufRead` and
-//! `AsyncSeek`.
+//! An input for the async ecosystem: [`TokioIo`], its `AsyncRead`, `AsyncBufRead` and
+//! `AsyncSeek`, and its `Stream` of `Bytes`.
 
+use std::future::Future;
 use std::io::{self, SeekFrom};
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::task::{ready, Context, Poll};
 
+use bytes::Bytes;
+use futures_core::stream::{FusedStream, Stream};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, ReadBuf};
 
 use crate::error::{Amount, Error};
 use crate::input::fetch::Fetch;
 use crate::input::AsyncBufferedInput;
 
-/// An input as tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`, from
-/// [`AsyncBufferedInput::into_tokio_io`] (as `tokio_util`'s `compat()` makes a `futures-io`
-/// reader): reads served from the window, seeks that keep it, everything tokio's
-/// `AsyncReadExt`, `AsyncBufReadExt` and `AsyncSeekExt` add, and `tokio::io::copy`. The input
-/// keeps its own typed reads (Lucene's byte order and varints); tokio's `read_u32` and friends
-/// here are big-endian, as everywhere in tokio.
+/// The input for the async ecosystem: tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`,
+/// and a [`Stream`] of [`Bytes`] chunks. Made by [`AsyncBufferedInput::into_tokio_io`] (as
+/// `tokio_util`'s `compat()` makes a `futures-io` reader) or
+/// [`into_stream`](AsyncBufferedInput::into_stream) (the same, with a bound on the chunks).
 ///
-/// # Examples
+/// # tokio's I/O traits
+///
+/// Reads served from the window, seeks that keep it, everything tokio's `AsyncReadExt`,
+/// `AsyncBufReadExt` and `AsyncSeekExt` add, and `tokio::io::copy`. The input keeps its own
+/// typed reads (Lucene's byte order and varints); tokio's `read_u32` and friends here are
+/// big-endian, as everywhere in tokio.
 ///
 /// ```
 /// use async_buffered_input::AsyncBufferedInput;
@@ -42,28 +48,90 @@ use crate::input::AsyncBufferedInput;
 /// # }
 /// ```
 ///
-/// `I` is the input ([`into_tokio_io`](AsyncBufferedInput::into_tokio_io)) or a `&mut` to it
+/// # A stream of `Bytes`
+///
+/// As a [`Stream`], it yields the input's bytes from its position to its end. Each chunk is
+/// what the window holds at the position, at most [`max_chunk`](Self::max_chunk) bytes
+/// (`usize::MAX` from `into_tokio_io`), handed out as
+/// [`read_bytes_owned`](AsyncBufferedInput::read_bytes_owned) does: the window's own buffer,
+/// not a copy, when the chunk is at least a quarter of the window (the window then fetches into
+/// a new buffer); smaller chunks (a small `max_chunk`, or the window's tail after reads through
+/// the input itself) are copied, so that a kept chunk never holds a buffer more than 4x its
+/// length. When the window holds nothing at the position, the next chunk costs one fetch (which
+/// read-ahead may have started already): chunks are at most the window's capacity, and over a
+/// stream source what one read of it returned.
+///
+/// After an error the stream ends, having consumed nothing of the failed chunk: the input,
+/// from [`into_inner`](Self::into_inner), is at the position the chunk would have started at,
+/// and a new stream (or any read) from there asks the source again. Once the stream has
+/// returned its end or an error it stays ended ([`FusedStream`]); the I/O traits go on
+/// serving.
+///
+/// ```
+/// use async_buffered_input::AsyncBufferedInput;
+/// use futures::TryStreamExt;
+/// use tokio::io::AsyncBufReadExt;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let input = AsyncBufferedInput::new(std::io::Cursor::new(b"header\nbody".to_vec()));
+/// let mut io = input.into_tokio_io();
+/// let mut header = String::new();
+/// io.read_line(&mut header).await?; // tokio's I/O, then the rest as a stream
+/// let body: Vec<bytes::Bytes> = (&mut io).try_collect().await?;
+/// assert_eq!((header.as_str(), body.concat()), ("header\n", b"body".to_vec()));
+/// assert_eq!(io.into_inner().position(), 11);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// With both tokio's `AsyncReadExt`/`AsyncBufReadExt` and `futures`' `StreamExt` in scope,
+/// `take`, `chain` and `split` are each two methods: name the trait
+/// (`AsyncReadExt::take(&mut io, 100)`, `StreamExt::take(io, 3)`).
+///
+/// `I` is the input ([`into_tokio_io`](AsyncBufferedInput::into_tokio_io),
+/// [`into_stream`](AsyncBufferedInput::into_stream)) or a `&mut` to it
 /// ([`tokio_io`](AsyncBufferedInput::tokio_io), for a few tokio calls between the input's
 /// own).
+#[must_use = "an input's I/O does nothing unless used"]
 #[derive(Debug)]
 pub struct TokioIo<I> {
     input: I,
+    // The most bytes a stream chunk holds; at least 1.
+    max_chunk: usize,
+    // The stream returned its end or an error: only `None` from it from now on.
+    done: bool,
 }
 
 impl<I> TokioIo<I> {
-    /// The input (or the `&mut` to it).
+    /// `input`, its stream in chunks of at most `max_chunk` bytes (at least 1).
+    fn new(input: I, max_chunk: usize) -> Self {
+        Self {
+            input,
+            max_chunk: max_chunk.max(1),
+            done: false,
+        }
+    }
+
+    /// The input (or the `&mut` to it); its position is where the next read or chunk starts.
     pub fn get_ref(&self) -> &I {
         &self.input
     }
 
-    /// The input, mutably: its own reads and the tokio traits share the position and window.
+    /// The input, mutably: its own reads, the tokio traits and the stream share the position
+    /// and window.
     pub fn get_mut(&mut self) -> &mut I {
         &mut self.input
     }
 
-    /// The input back.
+    /// The input back, at the position where the next read or chunk would have started.
     pub fn into_inner(self) -> I {
         self.input
+    }
+
+    /// The most bytes a stream chunk holds.
+    pub fn max_chunk(&self) -> usize {
+        self.max_chunk
     }
 }
 
@@ -96,8 +164,8 @@ use holder::Holder;
 
 impl<F: Fetch> AsyncBufferedInput<F> {
     /// The window's bytes at the position, refilling it first if it holds none there; empty
-    /// only at the end of the source (`poll_fill_buf`, and a `BytesStream`'s chunks).
-    pub(super) fn poll_window(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+    /// only at the end of the source (`poll_fill_buf`, and the stream's chunks).
+    fn poll_window(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
         let at = self.position();
         if self.engine().window().bytes_from(at).is_empty() {
             ready!(self.engine_mut().poll_fill_at(cx, at, 1))
@@ -106,16 +174,43 @@ impl<F: Fetch> AsyncBufferedInput<F> {
         Poll::Ready(Ok(self.engine().window().bytes_from(at)))
     }
 
-    /// The input as tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek` ([`TokioIo`]); get it
-    /// back with [`TokioIo::into_inner`].
+    /// The input as tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek` and a `Stream` of
+    /// `Bytes` in chunks of whatever the window holds ([`TokioIo`]); get it back with
+    /// [`TokioIo::into_inner`].
     pub fn into_tokio_io(self) -> TokioIo<Self> {
-        TokioIo { input: self }
+        TokioIo::new(self, usize::MAX)
     }
 
-    /// A `&mut` to the input as tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek`
-    /// ([`TokioIo`]), for tokio calls between the input's own.
+    /// A `&mut` to the input as tokio's `AsyncRead`, `AsyncBufRead` and `AsyncSeek` and a
+    /// `Stream` of `Bytes` ([`TokioIo`]), for tokio calls between the input's own.
     pub fn tokio_io(&mut self) -> TokioIo<&mut Self> {
-        TokioIo { input: self }
+        TokioIo::new(self, usize::MAX)
+    }
+
+    /// The input as a [`Stream`] of its bytes from the position to the end, in chunks of at
+    /// most `max_chunk` bytes (at least 1; `usize::MAX` for whatever the window holds): a
+    /// [`TokioIo`] (which is tokio's I/O too) with that bound. Chunks are the window's buffer,
+    /// not copies of it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use async_buffered_input::AsyncBufferedInput;
+    /// use futures::StreamExt;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let mut input = AsyncBufferedInput::new(std::io::Cursor::new(b"headerbody".to_vec()));
+    /// input.seek_to(6);
+    /// let mut chunks = input.into_stream(2);
+    /// assert_eq!(&chunks.next().await.unwrap()?[..], b"bo");
+    /// assert_eq!(&chunks.next().await.unwrap()?[..], b"dy");
+    /// assert!(chunks.next().await.is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn into_stream(self, max_chunk: usize) -> TokioIo<Self> {
+        TokioIo::new(self, max_chunk)
     }
 }
 
@@ -219,6 +314,66 @@ impl<I: Holder> AsyncSeek for TokioIo<I> {
             me.seek_to(target);
         }
         Poll::Ready(Ok(me.position()))
+    }
+}
+
+impl<I: Holder> Stream for TokioIo<I> {
+    type Item = io::Result<Bytes>;
+
+    /// The next chunk: fills the window if it holds nothing at the position (one fetch), then
+    /// hands out what it holds, up to `max_chunk` bytes. `None` at the end, and after an error.
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let me = self.get_mut();
+        let len = match ready!(me.poll_held(cx)) {
+            Some(Ok(len)) => len,
+            Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+            None => return Poll::Ready(None),
+        };
+        // The window holds `len` bytes at the position, so the read completes in this poll,
+        // with no I/O, handing out the window's buffer (or copying a small chunk).
+        let polled = pin!(me.input.input().read_bytes_owned(len)).poll(cx);
+        if let Poll::Ready(result) = polled {
+            me.done = result.is_err();
+            return Poll::Ready(Some(result));
+        }
+        // Not expected; the read was dropped having consumed nothing: copy what is held.
+        let len = match ready!(me.poll_held(cx)) {
+            Some(Ok(len)) => len,
+            Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+            None => return Poll::Ready(None),
+        };
+        let input = me.input.input();
+        let chunk = Bytes::copy_from_slice(&input.buffer()[..len]);
+        input.engine_mut().consume_window(len);
+        Poll::Ready(Some(Ok(chunk)))
+    }
+}
+
+impl<I: Holder> FusedStream for TokioIo<I> {
+    /// True once the stream returned its end or an error.
+    fn is_terminated(&self) -> bool {
+        self.done
+    }
+}
+
+impl<I: Holder> TokioIo<I> {
+    /// How many bytes the next chunk takes (at least 1), filling the window if it holds none
+    /// at the position; `None` at the end or once done. An error or the end marks it done.
+    fn poll_held(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<usize>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        match ready!(self.input.input().poll_window(cx)) {
+            Ok([]) => {
+                self.done = true;
+                Poll::Ready(None)
+            }
+            Ok(held) => Poll::Ready(Some(Ok(held.len().min(self.max_chunk)))),
+            Err(e) => {
+                self.done = true;
+                Poll::Ready(Some(Err(e)))
+            }
+        }
     }
 }
 

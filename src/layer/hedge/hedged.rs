@@ -48,32 +48,29 @@ use crate::stats::metrics;
 ///
 /// # Composing
 ///
-/// From the outside in: `Cached<Retrying<Hedged<Limited<Deadline<S>>>>>`.
+/// From the outside in: `Cached<Retrying<Hedged<Limited<S>>>>`.
 /// - [`Cached`](crate::cache::Cached) on top: hits never reach the store.
 /// - [`Retrying`](crate::layer::Retrying) above `Hedged`: a retry is hedged too, and a read
-///   is retried only when both of its requests failed.
+///   is retried only when both of its requests failed. Its
+///   [attempt deadline](crate::layer::Retrying::with_attempt_deadline) covers the attempt's
+///   two requests and their waits for a turn: a stalled request is hedged first, and the
+///   attempt is abandoned (both requests dropped) and retried only if neither answers in time.
 /// - [`Limited`](crate::layer::Limited) below `Hedged`: every request, hedges included, takes
 ///   a turn from the store's [`RequestLimiter`](crate::layer::RequestLimiter). (The learned delay
 ///   then includes the wait for a turn; a store at its limit therefore looks slower, and the
 ///   budget is what keeps hedges from piling on.)
-/// - [`Deadline`](crate::layer::Deadline) innermost: each request's deadline counts the store's
-///   time only, not the wait for a turn, and a stalled request becomes a `TimedOut` error that
-///   `Retrying` retries.
 ///
 /// # Examples
 ///
 /// ```
-/// use async_buffered_input::layer::{Deadline, Hedged, RequestLimiter, Retrying};
+/// use async_buffered_input::layer::{Hedged, RequestLimiter, Retrying};
 /// use async_buffered_input::source::MemorySource;
 /// use std::time::Duration;
 ///
 /// let limiter = RequestLimiter::for_remote();
 /// let store = MemorySource::new(vec![0u8; 1000]); // an ObjectStoreSource in real life
-/// let source = Retrying::new(Hedged::new(limiter.wrap(Deadline::new(
-///     store,
-///     Duration::from_secs(2),
-///     1 << 20,
-/// ))));
+/// let source = Retrying::new(Hedged::new(limiter.wrap(store)))
+///     .with_attempt_deadline(Duration::from_secs(2), 1 << 20);
 /// let fixed = Hedged::new(MemorySource::new(vec![0u8; 10]))
 ///     .with_fixed_delay(Duration::from_millis(20))
 ///     .with_budget(0.01);

@@ -17,9 +17,8 @@ use crate::layer::Limited;
 /// [`Semaphore`] is fair, first in first out).
 ///
 /// Only requests wait: put the limiter below the caches (`Cached<Limited<S>>`), so reads served
-/// from memory or from a disk tier never wait for a permit, and below [`Hedged`] and
-/// [`Deadline`], so hedges count against the bound and a deadline does not run while a request
-/// waits for its turn (see [`Hedged`] for the whole order).
+/// from memory or from a disk tier never wait for a permit, and below [`Hedged`], so hedges
+/// count against the bound (see [`Hedged`] for the whole order).
 ///
 /// Cloning is cheap (an [`Arc`]); clones share the bound and the counters
 /// ([`requests`](Self::requests), [`in_flight`](Self::in_flight), ...).
@@ -32,7 +31,6 @@ use crate::layer::Limited;
 /// limiter at all ([`unlimited`](Self::unlimited) still counts requests).
 ///
 /// [`Hedged`]: crate::layer::Hedged
-/// [`Deadline`]: crate::layer::Deadline
 ///
 /// # Examples
 ///

@@ -1,10 +1,10 @@
 //! An input as `futures-io`'s `AsyncRead`/`AsyncBufRead`/`AsyncSeek` (through
-//! `tokio_util::compat`), and as a `Stream` of `Bytes` chunks (`BytesStream`): every byte,
+//! `tokio_util::compat`), and as a `Stream` of `Bytes` chunks (`TokioIo` too): every byte,
 //! every window size, positions after seeks, errors, and chunks that are the window's buffer.
 
 use std::io::{ErrorKind, SeekFrom};
 
-use async_buffered_input::interop::BytesStream;
+use async_buffered_input::interop::TokioIo;
 use async_buffered_input::source::MemorySource;
 use async_buffered_input::AsyncBufferedInput;
 use async_buffered_input::{PositionalFetch, ReadAhead};
@@ -166,7 +166,7 @@ async fn an_error_ends_the_stream_and_the_input_resumes_where_it_failed() {
         .fail_request(3)
         .error(ErrorKind::ConnectionReset, "injected reset");
     let input = AsyncBufferedInput::with_capacity(100, PositionalFetch::new(source));
-    let mut stream: BytesStream<_> = input.into_stream(usize::MAX);
+    let mut stream: TokioIo<_> = input.into_stream(usize::MAX);
     let mut got = Vec::new();
     let e = loop {
         match stream.next().await.unwrap() {
@@ -193,5 +193,34 @@ async fn an_error_ends_the_stream_and_the_input_resumes_where_it_failed() {
 #[test]
 fn a_stream_is_send_and_unpin() {
     fn send_unpin<T: Send + Unpin>() {}
-    send_unpin::<BytesStream<PositionalFetch<MemorySource>>>();
+    send_unpin::<TokioIo<AsyncBufferedInput<PositionalFetch<MemorySource>>>>();
+}
+
+#[tokio::test]
+async fn tokio_reads_and_the_stream_share_one_position() {
+    use tokio::io::AsyncReadExt;
+    let data = data(10_000);
+    let mut input = positional(1000, &data);
+    // Borrowed: tokio's read, then the rest as chunks of whatever the window holds.
+    let mut io = input.tokio_io();
+    assert_eq!(io.max_chunk(), usize::MAX);
+    let mut head = [0u8; 10];
+    io.read_exact(&mut head).await.unwrap();
+    assert_eq!(head[..], data[..10]);
+    let chunks: Vec<Bytes> = (&mut io).try_collect().await.unwrap();
+    assert!(chunks.iter().all(|c| c.len() <= 1000));
+    assert_eq!(chunks.concat(), data[10..]);
+    assert!(io.is_terminated());
+    // The stream ended; tokio's reads go on serving (at the end: 0 bytes), and a seek of the
+    // input moves both.
+    assert_eq!(io.read(&mut head).await.unwrap(), 0);
+    input.seek_to(5000);
+    let mut owned = input.into_stream(100);
+    assert_eq!(owned.max_chunk(), 100);
+    let mut next = [0u8; 50];
+    owned.read_exact(&mut next).await.unwrap();
+    assert_eq!(next[..], data[5000..5050]);
+    let chunk = owned.next().await.unwrap().unwrap();
+    assert_eq!(chunk[..], data[5050..5150]);
+    assert_eq!(owned.into_inner().position(), 5150);
 }

@@ -1,16 +1,13 @@
-//! `Hedged` and `Deadline`, on deterministic sources under tokio's paused clock: a slow first
-//! request is beaten by its hedge, the loser is dropped, hedges never exceed the budget, a
-//! stalled request hits its deadline and `Retrying` recovers, and dropped reads leave nothing
-//! behind.
+//! `Hedged`, on deterministic sources under tokio's paused clock: a slow first request is
+//! beaten by its hedge, the loser is dropped, hedges never exceed the budget, and dropped reads
+//! leave nothing behind. (Deadlines, with `Retrying`: `retries.rs`.)
 
-use std::io;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use abi_testkit::{Delay, Scripted};
-use async_buffered_input::layer::{is_transient, Deadline, Hedged, Retrying};
+use async_buffered_input::layer::Hedged;
 use async_buffered_input::source::PositionalSource;
-use async_buffered_input::SourceError;
 use tokio::time::Instant;
 
 /// A source of 64 KiB whose n-th request (from 0) takes `latency(n)` (`None`: never answers).
@@ -276,91 +273,6 @@ async fn one_failed_request_waits_for_the_other() {
     assert_eq!(data[..], expected(0, 10)[..]);
     assert_eq!(t0.elapsed(), ms(40));
     assert_eq!(source.hedges_won(), 1);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_stalled_request_hits_its_deadline_and_retrying_recovers() {
-    // The first request never answers; the second answers in 1 ms.
-    let deadline = Deadline::new(
-        scripted(|n| if n == 0 { None } else { Some(ms(1)) }),
-        ms(100),
-        1_000_000,
-    );
-    assert_eq!(deadline.deadline(1000), ms(101), "base + 1000 B at 1 MB/s");
-    let source = Retrying::new(deadline)
-        .with_attempts(3)
-        .with_backoff(ms(10), ms(10));
-    let t0 = Instant::now();
-    let data = source.read_at(0, 1000).await.unwrap();
-    assert_eq!(data[..], expected(0, 1000)[..]);
-    // The deadline, the backoff (10 ms plus up to as much again: jitter), the second request.
-    // Tokio's timer rounds a sleep up to the next millisecond, so the most is 20 ms.
-    let took = t0.elapsed();
-    assert!(
-        took >= ms(101 + 10 + 1) && took <= ms(101 + 20 + 1),
-        "deadline, backoff, second request: {took:?}"
-    );
-    let inner = source.get_ref();
-    assert_eq!(inner.deadlines_hit(), 1);
-    assert_eq!(inner.requests(), 2);
-    assert_eq!(
-        inner.get_ref().counts().live,
-        0,
-        "the stalled request was dropped"
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_deadline_error_is_timed_out_and_says_what_was_asked() {
-    let source = Deadline::new(scripted(|_| None), ms(50), 1 << 20);
-    let err = source.read_at(4096, 100).await.unwrap_err();
-    assert_eq!(err.kind(), io::ErrorKind::TimedOut);
-    assert!(is_transient(err.kind()));
-    let message = err.to_string();
-    assert!(message.contains("100 bytes at offset 4096"), "{message}");
-    // One line says why (the cause's text ends the message); the cause stays reachable with
-    // its kind, and `source()` does not repeat it.
-    assert!(message.contains("deadline"), "{message}");
-    assert!(std::error::Error::source(&err).is_none(), "{message}");
-    let wrapped = err
-        .get_ref()
-        .and_then(|e| e.downcast_ref::<SourceError>())
-        .unwrap();
-    assert_eq!(wrapped.cause().kind(), io::ErrorKind::TimedOut);
-}
-
-#[tokio::test(start_paused = true)]
-async fn the_deadline_grows_with_the_size() {
-    // 1 MB/s: 65 kB gets 50 ms + 65 ms, 100 B about 50 ms; requests answer in 110 ms.
-    let source = Deadline::new(scripted(|_| Some(ms(110))), ms(50), 1_000_000);
-    assert_eq!(
-        source.read_at(0, 100).await.unwrap_err().kind(),
-        io::ErrorKind::TimedOut
-    );
-    assert_eq!(source.read_at(0, 65_000).await.unwrap().len(), 65_000);
-    assert_eq!(source.deadlines_hit(), 1);
-}
-
-#[tokio::test(start_paused = true)]
-async fn the_whole_stack_hedges_and_retries_stalls() {
-    // Request 0 stalls forever, 1 (its hedge) too, 2 (the retry) answers in 2 ms.
-    let stack = Retrying::new(
-        Hedged::new(Deadline::new(
-            scripted(|n| if n < 2 { None } else { Some(ms(2)) }),
-            ms(100),
-            1 << 20,
-        ))
-        .with_fixed_delay(ms(10))
-        .with_budget(1.0),
-    )
-    .with_attempts(3)
-    .with_backoff(ms(5), ms(5));
-    let data = stack.read_at(10, 10).await.unwrap();
-    assert_eq!(data[..], expected(10, 10)[..]);
-    let hedged = stack.get_ref();
-    assert_eq!(hedged.get_ref().deadlines_hit(), 2);
-    assert_eq!(hedged.hedges_fired(), 1);
-    assert_eq!(hedged.get_ref().get_ref().counts().live, 0);
 }
 
 #[tokio::test(start_paused = true)]

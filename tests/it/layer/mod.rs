@@ -1,5 +1,7 @@
-//! Layers: hedging, the request limiter, retries, stragglers and network faults.
+//! Layers: hedging, the request limiter, retries and their attempt deadline, stragglers and
+//! network faults.
 
+mod attempt_deadline;
 mod hedged;
 mod network_faults;
 mod request_limiter;

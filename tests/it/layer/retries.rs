@@ -1,4 +1,5 @@
-//! Progress kept across retries, and the retry policy (`source::Retrying`).
+//! Progress kept across retries, and the retry policy (`layer::Retrying`; its attempt
+//! deadline: `attempt_deadline.rs`).
 //!
 //! Finding 7 of the fault-injection report: a long read over a positional source that fails
 //! about 20% of requests, with small read-ahead chunks, effectively never completed, because
