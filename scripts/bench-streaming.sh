@@ -42,14 +42,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# start WHAT VAR CMD... : run a server script's `up` and export what it prints (VAR must be set).
-start() {
-  local what=$1 var=$2 env; shift 2
-  env=$("$@") || die "$what did not start ('$*' failed)"
-  unset "$var"
-  set -a; eval "$env"; set +a
-  [[ -n ${!var:-} ]] || die "$what: '$*' printed no $var"
-}
 name=f.bin
 "$bin" --path "$work/www/$name" --write --file-size "$file_size" --write-buffer 1MiB \
   --readers none --no-progress >/dev/null

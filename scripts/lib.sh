@@ -87,3 +87,14 @@ apt_install() {  # apt_install PKG... : install; 'apt-get update' only if the fi
   if [[ -n $made_policy ]]; then rm -f "$policy"; fi
   return $rc
 }
+
+# start WHAT VAR CMD... : run CMD (a server or mount script's `up`) and export the variables it
+# prints; fails, naming WHAT, if CMD fails or prints no VAR (never a stale VAR from the caller's
+# environment: CI exports the URLs of its own earlier servers).
+start() {
+  local what=$1 var=$2 env; shift 2
+  env=$("$@") || die "$what did not start ('$*' failed; its log is above)"
+  unset "$var"
+  set -a; eval "$env"; set +a
+  [[ -n ${!var:-} ]] || die "$what: '$*' printed no $var: $env"
+}

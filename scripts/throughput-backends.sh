@@ -166,17 +166,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# start WHAT VAR CMD... : run CMD (a server or mount script's `up`) and export the variables it
-# prints; fails, naming WHAT, if CMD fails or prints no VAR (never a stale VAR from the caller's
-# environment: CI exports the URLs of its own earlier servers).
-start() {
-  local what=$1 var=$2 env; shift 2
-  env=$("$@") || die "$what did not start ('$*' failed; its log is above)"
-  unset "$var"
-  set -a; eval "$env"; set +a
-  [[ -n ${!var:-} ]] || die "$what: '$*' printed no $var: $env"
-}
-
 log "starting sshd + sshfs, nginx, the S3 server on 127.0.0.1"
 start "the SSHFS mount" SSHFS_MNT scripts/sshfs.sh up "$work/export" "$work/mnt"
 start nginx HTTP_URL scripts/http-server.sh up "$work/www"

@@ -69,9 +69,7 @@ impl Stream for ScanStream {
 
 impl fmt::Debug for ScanStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ScanStream")
-            .field("at", &self.at)
-            .field("counted", &self.counted)
-            .finish_non_exhaustive()
+        let (at, counted) = (self.at, self.counted);
+        write!(f, "ScanStream {{ at: {at}, counted: {counted}, .. }}")
     }
 }
