@@ -51,7 +51,9 @@ use crate::source::PositionalSource;
 ///   faster way: when it keeps the consumer waiting most of the time over 8 MiB or a tenth of
 ///   a second, ranged read-ahead at its largest shape is tried in its place and kept if it
 ///   moves bytes at least 1.25x as fast (a link that caps each connection's rate, a long
-///   round trip); otherwise the stream comes back, as soon as the ranges are too late to win.
+///   round trip); otherwise the stream comes back, as soon as the ranges are too late to win:
+///   it stays open beside them while they are tried, holding its next pieces (up to a chunk),
+///   and serves again from where it is, with no new request.
 ///   The fetcher keeps that choice for its later runs (1 GiB, then measures again), and after
 ///   a run that streamed more than 8 MiB (a scan) its next run streams from its second fetch,
 ///   or its first if it starts where the scan did. A stream that fails or ends early leaves

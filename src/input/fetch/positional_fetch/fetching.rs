@@ -80,7 +80,7 @@ impl<S: PositionalSource> Seam for PositionalFetch<S> {
         if let Some(held) = self.ready_from(at) {
             return held.len();
         }
-        if self.stream.is_some() {
+        if self.stream.as_ref().is_some_and(|open| !open.standby) {
             return self.stream_held(at);
         }
         match self.requests.front_mut() {
@@ -176,8 +176,11 @@ impl<S: PositionalSource> PositionalFetch<S> {
             let Poll::Ready(result) = front.poll(cx) else {
                 if self.pace.poll_trial_lost(cx) {
                     // Ranges on trial are too late to beat the stream: it serves the run
-                    // again from here (`open_stream`), and the chunks asked are dropped.
-                    self.discard_requests();
+                    // again from here (the one on standby, or a new one: `open_stream`), and
+                    // the chunks asked are dropped.
+                    if self.stream.is_none() {
+                        self.discard_requests();
+                    }
                     continue;
                 }
                 let Some(front) = self.requests.front_mut() else {

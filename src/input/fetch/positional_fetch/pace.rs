@@ -7,7 +7,8 @@
 //! sooner (see `Pace::new_run`). While the stream keeps the consumer waiting most of the time
 //! (the stream, not the consumer, sets the pace), it measures the stream's rate over
 //! [`MEASURE`] bytes (after [`WARM_UP`] bytes), then tries ranged read-ahead in its place, at its
-//! largest shape, and measures that over as many bytes. Ranges stay if they moved bytes
+//! largest shape less a chunk, and measures that over as many bytes; the stream stays open on
+//! standby beside them (`OpenStream::standby`) until they win or pass what it holds. Ranges stay if they moved bytes
 //! [`BETTER`] times as fast (a link that caps each connection, or one with a long round trip);
 //! otherwise the stream comes back, as soon as the ranges are too late to be better. The
 //! fetcher keeps what it chose for its later runs, and measures again after [`CHOICE_HOLDS`]
@@ -38,7 +39,7 @@ const MEASURE_TIME: Duration = Duration::from_millis(100);
 const MEASURE_LEAST: u64 = 1 << 20;
 /// How long a stream moves bytes before it is timed (see `Pace::served`): [`WARM_UP`] bytes
 /// or [`WARM_UP_TIME`], whichever comes first.
-const WARM_UP: u64 = 2 << 20;
+const WARM_UP: u64 = 8 << 20;
 const WARM_UP_TIME: Duration = Duration::from_millis(25);
 /// After how many bytes read the chosen way a choice is measured again: a busy moment of the
 /// machine or the link may have made it, and the link may have changed.
@@ -66,6 +67,10 @@ pub(super) struct OpenStream {
     pub(super) stream: Mutex<BoxStream<'static, io::Result<Bytes>>>,
     // A chunk of the memory budget (`limit` bytes), for `held` and `queue`.
     pub(super) budget: Option<Reservation>,
+    // Kept beside ranges on trial (see `Pace::begin_trial`): it serves nothing, takes its
+    // next pieces up to `limit`, and serves the run again from where it is if the ranges lose
+    // before they have gone past what it holds (no new request, no new connection's ramp).
+    pub(super) standby: bool,
     // How the stream ended, once it has: `Ok` at the end of the source, `Err` with why if it
     // failed or ended before it. Its held bytes are still handed out first.
     pub(super) done: Option<Result<(), String>>,
@@ -145,6 +150,16 @@ impl Pace {
     /// not gone anywhere else yet.
     pub(super) fn rescan(&self) -> bool {
         self.after_scan && self.scan_at == Some(self.run_at)
+    }
+
+    /// Whether ranges are on trial in place of the stream.
+    pub(super) fn trying_ranges(&self) -> bool {
+        matches!(self.way, Way::TryingRanges { .. })
+    }
+
+    /// Whether the stream was chosen (by the last trial) to serve long runs.
+    pub(super) fn stream_chosen(&self) -> bool {
+        self.way == Way::Chosen { stream: true }
     }
 
     /// Whether the stream's rate is being measured (not chosen yet).
@@ -251,11 +266,12 @@ impl Pace {
     }
 
     /// Ranges are tried in place of the stream from now, `in_flight` bytes at a time (their
-    /// largest shape). They have lost the trial if they have not moved [`MEASURE`] bytes by the
-    /// time the stream would have moved as many bytes [`BETTER`] times over (or their first
-    /// `in_flight` bytes, if more), after twice the stream's request latency: a link where
-    /// ranges are much slower (FTP's connection per request on a busy server) then costs
-    /// little to try.
+    /// largest shape, less the chunk a stream on standby holds). They have lost the trial if
+    /// they have not moved [`MEASURE`] bytes by the time the stream would have moved as many
+    /// bytes [`BETTER`] times over (or their first `in_flight` bytes, if more), after the
+    /// stream's request latency: a link where ranges are much slower (FTP's connection per
+    /// request on a busy server, a WebDAV server slow to answer a range) then costs little to
+    /// try, the stream on standby serving again at once.
     pub(super) fn begin_trial(&mut self, in_flight: usize) {
         let Way::TryingRanges { stream_rate } = self.way else {
             return;
@@ -265,7 +281,7 @@ impl Pace {
         let moving = moving.min(Duration::from_secs(10));
         let now = Instant::now();
         self.trial_began = Some(now);
-        self.trial_deadline = Some(now + self.stream_latency * 2 + moving);
+        self.trial_deadline = Some(now + self.stream_latency + moving);
         self.trial_bytes = 0;
         self.trial_timer = None;
     }

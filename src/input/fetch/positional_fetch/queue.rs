@@ -158,7 +158,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
         if self.pace.ranges_at_full_shape() {
             // Where a stream would serve the run, ranges do, at the shape that was measured
             // against the stream (or is being measured): what more connections get.
-            self.shape = self.read_ahead.map_or(self.shape, |ra| ra.full_shape());
+            // A chunk less beside a stream on standby (it holds a chunk of the budget).
+            let (chunk, depth) = self.read_ahead.map_or(self.shape, |ra| ra.full_shape());
+            self.shape = (chunk, depth - usize::from(self.stream.is_some()));
         }
         let (chunk, depth) = self.shape;
         let held = usize::from(!self.ready.is_empty());
@@ -239,8 +241,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
             self.shape
         );
         debug_assert!(
-            self.stream.is_none() || (self.requests.is_empty() && self.ready.is_empty()),
-            "a stream open beside chunks"
+            self.stream.as_ref().is_none_or(|open| open.standby)
+                || (self.requests.is_empty() && self.ready.is_empty()),
+            "a stream serving beside chunks"
         );
         let mut expected = self.requests.front().map(|r| r.at);
         for r in &self.requests {

@@ -52,6 +52,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             opened: Some(tokio::time::Instant::now()),
             stream: Mutex::new(stream),
             budget,
+            standby: false,
             done: None,
         });
         true
@@ -86,6 +87,35 @@ impl<S: PositionalSource> PositionalFetch<S> {
         }
     }
 
+    /// A stream on standby beside ranges on trial (see [`OpenStream::standby`]), for a fetch at
+    /// `at`: whether it is still on standby (the fetch is the ranges'). Once the trial has
+    /// chosen, the stream serves again from where it is (the ranges dropped) or is ended; it is
+    /// ended too once the fetches have gone past what it holds, or elsewhere. While on
+    /// standby it takes its next pieces, up to its limit.
+    fn poll_standby(&mut self, cx: &mut Context<'_>, at: u64, length: Option<u64>) -> bool {
+        let Some(open) = self.stream.as_mut().filter(|open| open.standby) else {
+            return false;
+        };
+        if !self.pace.trying_ranges() {
+            if self.pace.stream_chosen() {
+                open.standby = false;
+                let stream = self.stream.take();
+                self.discard_requests(); // the ranges lost: the stream serves again
+                self.stream = stream;
+            } else {
+                self.end_stream(); // the ranges won
+            }
+            return false;
+        }
+        let holds = open.at + (open.held.len() + open.queued) as u64;
+        if at < open.at || at > holds {
+            self.end_stream(); // the ranges went past it, or the fetch is elsewhere
+            return false;
+        }
+        open.read_on(cx, length);
+        true
+    }
+
     /// Ends the stream, if one is open.
     pub(super) fn end_stream(&mut self) {
         if self.stream.take().is_some() {
@@ -107,6 +137,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Option<Poll<io::Result<()>>> {
         let length = self.length();
+        if self.poll_standby(cx, at, length) {
+            return None; // ranges on trial serve the run
+        }
         let open = self.stream.as_mut()?;
         let skip = at
             .checked_sub(open.at)
@@ -176,8 +209,14 @@ impl<S: PositionalSource> PositionalFetch<S> {
             let end = open.at;
             self.next_sequential = Some(end);
             if self.pace.served(n, true) {
-                self.end_stream(); // ranges are tried in its place
-                let in_flight = self.read_ahead.map_or(0, |ra| ra.memory_bound());
+                // Ranges are tried in its place, the stream beside them (if the budget has
+                // room for both: a depth of 2 or more).
+                let (chunk, depth) = self.read_ahead.map_or((0, 0), |ra| ra.full_shape());
+                match self.stream.as_mut() {
+                    Some(open) if depth > 1 => open.standby = true,
+                    _ => self.end_stream(),
+                }
+                let in_flight = chunk * depth - if self.stream.is_some() { chunk } else { 0 };
                 self.pace.begin_trial(in_flight);
             }
             return Some(Poll::Ready(Ok(())));
