@@ -255,7 +255,14 @@ impl Pace {
                 self.restart_meter();
                 true
             }
-            Way::TryingRanges { stream_rate } => self.choose(stream_rate, rate),
+            // Not `rate`: chunks that came together at the end of the first wait were asked
+            // long before it, and counted from it they made ranges look 2-3x as fast as they
+            // are on a link the stream already fills (S3 on SeaweedFS chose ranges and read at
+            // 0.64x the stream). Ranges are timed over the whole trial, less the one request
+            // latency steady read-ahead hides.
+            Way::TryingRanges { stream_rate } => {
+                self.choose(stream_rate, self.trial_steady_rate(now))
+            }
             _ => {
                 // The consumer sets the pace: measure again later.
                 self.since = None;
@@ -325,6 +332,14 @@ impl Pace {
         self.trial_bytes as f64 / elapsed.as_secs_f64().max(1e-9)
     }
 
+    /// The bytes a second ranges moved in their trial, up to `now`, leaving out one request's
+    /// latency (the stream's), at most half the trial's time.
+    fn trial_steady_rate(&self, now: Instant) -> f64 {
+        let elapsed = self.trial_began.map_or(Duration::ZERO, |began| now - began);
+        let steady = elapsed.saturating_sub(self.stream_latency).max(elapsed / 2);
+        self.trial_bytes as f64 / steady.as_secs_f64().max(1e-9)
+    }
+
     /// A stream opened at `opened` brought its first bytes now.
     pub(super) fn stream_answered(&mut self, opened: Instant) {
         self.stream_latency = opened.elapsed();
@@ -348,5 +363,41 @@ impl Pace {
     /// The consumer waits for the way being measured from now (if not already).
     pub(super) fn waiting(&mut self) {
         self.waiting_since.get_or_insert_with(Instant::now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ranges on trial whose first chunks come together, the next one alone soon after (a
+    /// server the stream already fills, sharing it among the chunks in flight): timed from the
+    /// end of the first wait they would look 2.4x as fast as the stream; timed over the trial
+    /// (less a request's latency) they are not 1.25x as fast, and the stream is chosen.
+    #[tokio::test(start_paused = true)]
+    async fn chunks_that_come_together_do_not_make_ranges_look_faster() {
+        const CHUNK: usize = 4 << 20;
+        let stream_rate = 90e6;
+        let mut pace = Pace {
+            stream_latency: Duration::from_millis(10),
+            way: Way::TryingRanges { stream_rate },
+            run: STREAM_AFTER,
+            ..Pace::default()
+        };
+        pace.begin_trial(3 * CHUNK);
+        // Three chunks, 12.6 MB, come together after 120 ms (before the trial's deadline, at
+        // 10 ms + 12.6 MB / 112.5 MB/s = 121.8 ms).
+        pace.waiting();
+        tokio::time::advance(Duration::from_millis(120)).await;
+        for _ in 0..3 {
+            assert!(!pace.served(CHUNK, false));
+            assert!(pace.trying_ranges(), "{:?}", pace.way);
+        }
+        // The next, asked once the first was read, comes 50 ms later: 16.8 MB in 160 ms of
+        // steady trial, 105 MB/s, under 1.25x the stream's 90 MB/s.
+        pace.waiting();
+        tokio::time::advance(Duration::from_millis(50)).await;
+        assert!(!pace.served(CHUNK, false));
+        assert!(pace.stream_chosen(), "{:?}", pace.way);
     }
 }
