@@ -218,6 +218,28 @@ async fn ranges_take_over_where_they_move_bytes_faster_than_the_stream() {
     );
 }
 
+/// A short file: when the stream has been measured (8 MiB to warm up, 8 MiB timed), less
+/// than twice the ranges' 16 MiB in flight is left, and ranges are not tried however much the
+/// stream keeps the consumer waiting: what a win could save is less than a lost trial costs.
+/// The same link with a longer file tries them.
+#[tokio::test(start_paused = true)]
+async fn ranges_are_not_tried_where_too_little_is_left() {
+    for (len, tried) in [(40 * M, false), (80 * M, true)] {
+        let source = Arc::new(
+            Scripted::new(pattern_vec(len))
+                .delay(Duration::from_millis(1000))
+                .streaming(M, Duration::from_millis(10)),
+        );
+        let mut input = input(&source);
+        assert_eq!(input.length().await.unwrap(), len as u64);
+        read_checked(&mut input, 0, len, 256 * K).await;
+        // Ranged: the chunks before the stream (under 1 MiB), and a trial's (12 MiB and more).
+        let ranged = ranged_bytes(&source);
+        assert_eq!(ranged > 4 * M, tried, "{len}: {} KiB ranged", ranged / K);
+        assert_eq!(source.streams_opened(), 1, "{len}");
+    }
+}
+
 /// A link where the one stream is fast and ranged requests are slow: ranges are tried once,
 /// too late to be faster, and the stream, kept on standby beside them, serves again without
 /// waiting for them (no second request).

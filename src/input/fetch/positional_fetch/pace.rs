@@ -6,13 +6,14 @@
 //! flight drain, and opens one stream where they end. After a scan, the next run streams
 //! sooner (see `Pace::new_run`). While the stream keeps the consumer waiting most of the time
 //! (the stream, not the consumer, sets the pace), it measures the stream's rate over
-//! [`MEASURE`] bytes (after [`WARM_UP`] bytes), then tries ranged read-ahead in its place, at its
-//! largest shape less a chunk, and measures that over as many bytes; the stream stays open on
-//! standby beside them (`OpenStream::standby`) until they win or pass what it holds. Ranges stay if they moved bytes
-//! [`BETTER`] times as fast (a link that caps each connection, or one with a long round trip);
-//! otherwise the stream comes back, as soon as the ranges are too late to be better. The
-//! fetcher keeps what it chose for its later runs, and measures again after [`CHOICE_HOLDS`]
-//! bytes.
+//! [`MEASURE`] bytes (after [`WARM_UP`] bytes), then, if enough of the view is left for a win
+//! to pay for the trial, tries ranged read-ahead in its place, at its largest shape less a
+//! chunk, and measures that over as many bytes; the stream stays open on standby beside them
+//! (`OpenStream::standby`) until they win or pass what it holds. Ranges stay if they moved
+//! bytes [`BETTER`] times as fast (a link that caps each connection, or one with a long round
+//! trip); otherwise the stream comes back, as soon as the ranges are too late to be better.
+//! The fetcher keeps what it chose for its later runs, and measures again after
+//! [`CHOICE_HOLDS`] bytes.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -185,15 +186,17 @@ impl Pace {
         self.waiting_since = None;
     }
 
-    /// `n` bytes were handed out in the run, from the stream or not. Returns whether the
-    /// stream, if open, is to end (ranges are to be tried).
+    /// `n` bytes were handed out in the run, from the stream or not; `room_for_trial`: whether
+    /// enough of the view is left after them for ranges to pay for their trial (twice their
+    /// bytes in flight: on a short file the few bytes a win could save cost less than a lost
+    /// trial). Returns whether the stream is to give way (ranges are to be tried).
     ///
     /// A way of reading is timed in its steady state: the stream from the first time the
     /// consumer waits for it after [`WARM_UP`] bytes (its first bytes come after a request's
     /// latency, and bytes already received would count as if they came at once), ranges from
     /// the end of the first wait for them (they start at their largest shape); over [`MEASURE`]
     /// bytes (or [`MEASURE_TIME`]) and up to the end of a wait.
-    pub(super) fn served(&mut self, n: usize, from_stream: bool) -> bool {
+    pub(super) fn served(&mut self, n: usize, from_stream: bool, room_for_trial: bool) -> bool {
         self.run = self.run.saturating_add(n as u64);
         let waited = self.waiting_since.take();
         let measured = match self.way {
@@ -249,7 +252,7 @@ impl Pace {
         }
         let rate = self.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
         match self.way {
-            Way::Stream if self.waited * 2 > elapsed => {
+            Way::Stream if self.waited * 2 > elapsed && room_for_trial => {
                 tracing::debug!(rate, "the stream keeps the consumer waiting: trying ranges");
                 self.way = Way::TryingRanges { stream_rate: rate };
                 self.restart_meter();
@@ -264,7 +267,8 @@ impl Pace {
                 self.choose(stream_rate, self.trial_steady_rate(now))
             }
             _ => {
-                // The consumer sets the pace: measure again later.
+                // The consumer sets the pace, or too little is left to try ranges: measure
+                // again later.
                 self.since = None;
                 self.bytes = WARM_UP;
                 false
@@ -390,14 +394,14 @@ mod tests {
         pace.waiting();
         tokio::time::advance(Duration::from_millis(120)).await;
         for _ in 0..3 {
-            assert!(!pace.served(CHUNK, false));
+            assert!(!pace.served(CHUNK, false, true));
             assert!(pace.trying_ranges(), "{:?}", pace.way);
         }
         // The next, asked once the first was read, comes 50 ms later: 16.8 MB in 160 ms of
         // steady trial, 105 MB/s, under 1.25x the stream's 90 MB/s.
         pace.waiting();
         tokio::time::advance(Duration::from_millis(50)).await;
-        assert!(!pace.served(CHUNK, false));
+        assert!(!pace.served(CHUNK, false, true));
         assert!(pace.stream_chosen(), "{:?}", pace.way);
     }
 }

@@ -208,10 +208,17 @@ impl<S: PositionalSource> PositionalFetch<S> {
             open.read_on(cx, length);
             let end = open.at;
             self.next_sequential = Some(end);
-            if self.pace.served(n, true) {
+            let (chunk, depth) = self.read_ahead.map_or((0, 0), |ra| ra.full_shape());
+            let largest = chunk.saturating_mul(depth) as u64;
+            // The length, or the source's hint of it (asked of nobody).
+            let length = length.or_else(|| {
+                let known = self.source.known_len()?;
+                Some(known.saturating_sub(self.base))
+            });
+            let left = length.map_or(u64::MAX, |length| length.saturating_sub(end));
+            if self.pace.served(n, true, left >= largest.saturating_mul(2)) {
                 // Ranges are tried in its place, the stream beside them (if the budget has
                 // room for both: a depth of 2 or more).
-                let (chunk, depth) = self.read_ahead.map_or((0, 0), |ra| ra.full_shape());
                 match self.stream.as_mut() {
                     Some(open) if depth > 1 => open.standby = true,
                     _ => self.end_stream(),
