@@ -279,12 +279,13 @@ async fn verify<S: PositionalSource>(source: &Arc<S>, file: &[u8]) {
 /// few chunks and one stream (a 2.7 MB file: 13 requests against 2). Verifying a file through
 /// a cache (of half its size: what it holds does not matter) asks the source no more than
 /// without it, whatever the file's size: one block, a few, or a scan that streams (24 MiB: a
-/// stream, then ranges tried in its place from where its reader stopped in a piece). Requests
+/// stream and no trial, too little being left; 48 MiB: a stream, then ranges tried in its place
+/// from where its reader stopped in a piece). Requests
 /// and streams both count. And the scan admits no more than the blocks of its first 256 KiB,
 /// before its run is taken for a scan.
 #[tokio::test(start_paused = true)]
 async fn verifying_a_file_asks_no_more_than_without_the_cache() {
-    for len in [1000, 100_000, 700_000, 3 << 20, 7 << 20, 24 << 20] {
+    for len in [1000, 100_000, 700_000, 3 << 20, 7 << 20, 24 << 20, 48 << 20] {
         let file = lucene_file(len);
         let plain = Arc::new(remote(&file));
         verify(&plain, &file).await;

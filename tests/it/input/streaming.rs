@@ -218,7 +218,7 @@ async fn ranges_take_over_where_they_move_bytes_faster_than_the_stream() {
     );
 }
 
-/// A short file: when the stream has been measured (8 MiB to warm up, 8 MiB timed), less
+/// A short file: when the stream has been measured (25 ms to warm up, 100 ms timed), less
 /// than twice the ranges' 16 MiB in flight is left, and ranges are not tried however much the
 /// stream keeps the consumer waiting: what a win could save is less than a lost trial costs.
 /// The same link with a longer file tries them.
@@ -238,6 +238,45 @@ async fn ranges_are_not_tried_where_too_little_is_left() {
         assert_eq!(ranged > 4 * M, tried, "{len}: {} KiB ranged", ranged / K);
         assert_eq!(source.streams_opened(), 1, "{len}");
     }
+}
+
+/// A read a little back while ranges are on trial, inside what the stream on standby holds:
+/// a new run, whose read-ahead asks its full depth of chunks; the stream on standby is ended
+/// so that its chunk of the budget and theirs stay within the read-ahead's bound (the fetcher
+/// asserts it after every fetch), and every byte is right.
+#[tokio::test(start_paused = true)]
+async fn a_read_back_during_a_trial_ends_the_stream_on_standby() {
+    let source = Arc::new(
+        Scripted::new(pattern_vec(80 * M))
+            .delay(Duration::from_millis(50))
+            .streaming(2 * M, Duration::from_millis(20)),
+    );
+    // Room for more than the bound: the bound, not the budget, must hold the fetcher back.
+    let budget = MemoryBudget::new(64 * M);
+    let fetch = PositionalFetch::from_arc(Arc::clone(&source))
+        .with_read_ahead(ReadAhead::new(4 * M, 4))
+        .with_budget(budget.clone());
+    let mut input = AsyncBufferedInput::with_capacity(64 * K, fetch);
+    assert_eq!(input.length().await.unwrap(), 80 * M as u64);
+    let trial = |source: &Scripted| {
+        source
+            .log()
+            .iter()
+            .any(|&(at, n)| n == 4 * M && at > 8 * M as u64)
+    };
+    let mut at = 0;
+    while !trial(&source) {
+        read_checked(&mut input, at, 64 * K, 64 * K).await;
+        at += 64 * K as u64;
+        assert!(at < 40 * M as u64, "no trial of ranges");
+    }
+    // The trial's first ranged chunk, to its end (its three others are then asked; the
+    // stream, in 2 MiB pieces, holds more than that chunk), then back 32 KiB and on.
+    read_checked(&mut input, at, 4 * M - 64 * K, 64 * K).await;
+    at += (4 * M - 64 * K) as u64;
+    let back = at - 32 * K as u64;
+    read_checked(&mut input, back, 80 * M - back as usize, 256 * K).await;
+    assert!(budget.used() <= 16 * M);
 }
 
 /// A link where the one stream is fast and ranged requests are slow: ranges are tried once,

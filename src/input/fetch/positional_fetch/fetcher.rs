@@ -54,7 +54,8 @@ use crate::source::PositionalSource;
 ///   moves bytes at least 1.25x as fast (a link that caps each connection's rate, a long
 ///   round trip); otherwise the stream comes back, as soon as the ranges are too late to win:
 ///   it stays open beside them while they are tried, holding its next pieces (up to a chunk),
-///   and serves again from where it is, with no new request.
+///   and if they lose before they have passed what it holds, it serves again from there, with
+///   no new request.
 ///   The fetcher keeps that choice for its later runs (1 GiB, then measures again), and after
 ///   a run that streamed more than 8 MiB (a scan) its next run streams from its second fetch,
 ///   or its first if it starts where the scan did. A stream that fails or ends early leaves
@@ -156,7 +157,8 @@ pub struct PositionalFetch<S> {
     // back. Dropped by the next `read_ranges` that completes, and by `release`.
     pub(super) ranges_kept: Mutex<Vec<(u64, Bytes)>>,
     // The stream serving a long sequential run, if one does (`stream`): then no request is
-    // in flight and nothing is `ready`. And how runs are read: by the stream or ranged, as
+    // in flight and nothing is `ready`, unless it is on standby beside ranges on trial
+    // (`OpenStream::standby`; the ranges then run a chunk less). And how runs are read: by the stream or ranged, as
     // measured (kept across runs).
     pub(super) stream: Option<OpenStream>,
     pub(super) pace: Pace,

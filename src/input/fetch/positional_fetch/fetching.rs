@@ -175,10 +175,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
             };
             let Poll::Ready(result) = front.poll(cx) else {
                 if self.pace.poll_trial_lost(cx) {
-                    // Ranges on trial are too late to beat the stream: it serves the run
-                    // again from here (the one on standby, or a new one: `open_stream`), and
-                    // the chunks asked are dropped.
-                    if self.stream.is_none() {
+                    // The trial is over (ranges too late to beat the stream, as a rule): the
+                    // stream serves the run again from here (the one on standby, or a new one:
+                    // `open_stream`), and the chunks asked are dropped.
+                    if self.stream.is_none() && self.pace.stream_chosen() {
                         self.discard_requests();
                     }
                     continue;

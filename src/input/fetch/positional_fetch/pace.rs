@@ -193,9 +193,10 @@ impl Pace {
     ///
     /// A way of reading is timed in its steady state: the stream from the first time the
     /// consumer waits for it after [`WARM_UP`] bytes (its first bytes come after a request's
-    /// latency, and bytes already received would count as if they came at once), ranges from
-    /// the end of the first wait for them (they start at their largest shape); over [`MEASURE`]
-    /// bytes (or [`MEASURE_TIME`]) and up to the end of a wait.
+    /// latency, and bytes already received would count as if they came at once), over
+    /// [`MEASURE`] bytes (or [`MEASURE_TIME`]) and up to the end of a wait; ranges on trial are
+    /// judged by their bytes over the whole trial, less one request's latency (see
+    /// `trial_steady_rate`), once they have moved as much.
     pub(super) fn served(&mut self, n: usize, from_stream: bool, room_for_trial: bool) -> bool {
         self.run = self.run.saturating_add(n as u64);
         let waited = self.waiting_since.take();

@@ -89,31 +89,34 @@ impl<S: PositionalSource> PositionalFetch<S> {
 
     /// A stream on standby beside ranges on trial (see [`OpenStream::standby`]), for a fetch at
     /// `at`: whether it is still on standby (the fetch is the ranges'). Once the trial has
-    /// chosen, the stream serves again from where it is (the ranges dropped) or is ended; it is
-    /// ended too once the fetches have gone past what it holds, or elsewhere. While on
-    /// standby it takes its next pieces, up to its limit.
+    /// chosen, the stream serves again from where it is if it holds `at` and has not failed
+    /// (the ranges dropped), or is ended (the ranges drain, then a new stream serves the run if
+    /// it is chosen). It is ended too by a fetch past what it holds or elsewhere (a new run:
+    /// its read-ahead would not leave the stream's chunk of the budget). While on standby it
+    /// takes its next pieces, up to its limit.
     fn poll_standby(&mut self, cx: &mut Context<'_>, at: u64, length: Option<u64>) -> bool {
         let Some(open) = self.stream.as_mut().filter(|open| open.standby) else {
             return false;
         };
-        if !self.pace.trying_ranges() {
-            if self.pace.stream_chosen() {
-                open.standby = false;
-                let stream = self.stream.take();
-                self.discard_requests(); // the ranges lost: the stream serves again
-                self.stream = stream;
-            } else {
-                self.end_stream(); // the ranges won
-            }
-            return false;
-        }
         let holds = open.at + (open.held.len() + open.queued) as u64;
-        if at < open.at || at > holds {
+        let serves_at = open.at <= at && at <= holds && self.next_sequential == Some(at);
+        if !serves_at {
             self.end_stream(); // the ranges went past it, or the fetch is elsewhere
             return false;
         }
-        open.read_on(cx, length);
-        true
+        if self.pace.trying_ranges() {
+            open.read_on(cx, length);
+            return true;
+        }
+        if self.pace.stream_chosen() && !matches!(open.done, Some(Err(_))) {
+            open.standby = false;
+            let stream = self.stream.take();
+            self.discard_requests(); // the ranges lost: the stream serves again
+            self.stream = stream;
+        } else {
+            self.end_stream(); // the ranges won, or the stream failed meanwhile
+        }
+        false
     }
 
     /// Ends the stream, if one is open.
@@ -124,7 +127,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     /// Serves the fetch at `at` from the stream, if one is open there; `None` if none serves
-    /// it (one open elsewhere is ended), or once it has ended: failed, or ended where the
+    /// it (one open elsewhere is ended; one on standby serves nothing), or once it has ended: failed, or ended where the
     /// length is not known (the fetch goes on ranged, which finds out; the run opens no other
     /// stream).
     ///
@@ -218,12 +221,13 @@ impl<S: PositionalSource> PositionalFetch<S> {
             let left = length.map_or(u64::MAX, |length| length.saturating_sub(end));
             if self.pace.served(n, true, left >= largest.saturating_mul(2)) {
                 // Ranges are tried in its place, the stream beside them (if the budget has
-                // room for both: a depth of 2 or more).
+                // room for both, and ranges still pipelined: a depth of 3 or more).
                 match self.stream.as_mut() {
-                    Some(open) if depth > 1 => open.standby = true,
+                    Some(open) if depth > 2 => open.standby = true,
                     _ => self.end_stream(),
                 }
-                let in_flight = chunk * depth - if self.stream.is_some() { chunk } else { 0 };
+                let largest = self.read_ahead.map_or(0, |ra| ra.memory_bound());
+                let in_flight = largest - if self.stream.is_some() { chunk } else { 0 };
                 self.pace.begin_trial(in_flight);
             }
             return Some(Poll::Ready(Ok(())));
