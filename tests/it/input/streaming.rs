@@ -218,7 +218,7 @@ async fn ranges_take_over_where_they_move_bytes_faster_than_the_stream() {
     );
 }
 
-/// A short file: when the stream has been measured (25 ms to warm up, 100 ms timed), less
+/// A short file: when the stream has been measured (100 ms to warm up, 100 ms timed), less
 /// than twice the ranges' 16 MiB in flight is left, and ranges are not tried however much the
 /// stream keeps the consumer waiting: what a win could save is less than a lost trial costs.
 /// The same link with a longer file tries them.

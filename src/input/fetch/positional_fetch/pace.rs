@@ -39,9 +39,11 @@ const MEASURE: u64 = 8 << 20;
 const MEASURE_TIME: Duration = Duration::from_millis(100);
 const MEASURE_LEAST: u64 = 1 << 20;
 /// How long a stream moves bytes before it is timed (see `Pace::served`): [`WARM_UP`] bytes
-/// or [`WARM_UP_TIME`], whichever comes first.
-const WARM_UP: u64 = 8 << 20;
-const WARM_UP_TIME: Duration = Duration::from_millis(25);
+/// or [`WARM_UP_TIME`], whichever comes first. A new stream ramps up: on rclone's WebDAV its
+/// first 15 MB came at 0.3-0.5 GB/s where it then moves 1.5 GB/s, and timed from 2 or 8 MiB
+/// it looked slow enough to try ranges (and so each pass of a 64 MiB file tried them).
+const WARM_UP: u64 = 32 << 20;
+const WARM_UP_TIME: Duration = Duration::from_millis(100);
 /// After how many bytes read the chosen way a choice is measured again: a busy moment of the
 /// machine or the link may have made it, and the link may have changed.
 const CHOICE_HOLDS: u64 = 1 << 30;
