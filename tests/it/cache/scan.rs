@@ -278,9 +278,9 @@ async fn verify<S: PositionalSource>(source: &Arc<S>, file: &[u8]) {
 /// the cache was ranged chunks growing a round trip at a time where without the cache it is a
 /// few chunks and one stream (a 2.7 MB file: 13 requests against 2). Verifying a file through
 /// a cache (of half its size: what it holds does not matter) asks the source no more than
-/// without it, whatever the file's size: one block, a few, or a scan that streams (24 MiB: a
-/// stream and no trial, too little being left; 48 MiB: a stream, then ranges tried in its place
-/// from where its reader stopped in a piece). Requests
+/// without it, whatever the file's size: one block, a few, or a scan that streams (24 and 48
+/// MiB: a stream, and ranges tried in its place from where its reader stopped in a piece if
+/// the rest would take the stream a quarter of a second). Requests
 /// and streams both count. And the scan admits no more than the blocks of its first 256 KiB,
 /// before its run is taken for a scan.
 #[tokio::test(start_paused = true)]

@@ -218,17 +218,23 @@ async fn ranges_take_over_where_they_move_bytes_faster_than_the_stream() {
     );
 }
 
-/// A short file: when the stream has been measured (100 ms to warm up, 100 ms timed), less
-/// than twice the ranges' 16 MiB in flight is left, and ranges are not tried however much the
-/// stream keeps the consumer waiting: what a win could save is less than a lost trial costs.
-/// The same link with a longer file tries them.
+/// A short file: when the stream (100 MB/s) has been measured (100 ms to warm up, 100 ms
+/// timed), the rest takes it less than a quarter of a second, and ranges are not tried however
+/// much the stream keeps the consumer waiting: what a win could save is about what a lost
+/// trial costs. The same link with a longer file tries them.
 #[tokio::test(start_paused = true)]
 async fn ranges_are_not_tried_where_too_little_is_left() {
-    for (len, tried) in [(40 * M, false), (80 * M, true)] {
+    // (file, ranged requests' delay, stream piece, piece delay, tried)
+    let cases = [
+        (40 * M, 1000, M, 10, false), // 100 MB/s: 0.2 s left at the trial
+        (80 * M, 1000, M, 10, true),  // 0.6 s left
+        (16 * M, 20, M, 50, true),    // 20 MB/s, a capped link: 0.6 s left, and ranges win
+    ];
+    for (len, delay, piece, every, tried) in cases {
         let source = Arc::new(
             Scripted::new(pattern_vec(len))
-                .delay(Duration::from_millis(1000))
-                .streaming(M, Duration::from_millis(10)),
+                .delay(Duration::from_millis(delay))
+                .streaming(piece, Duration::from_millis(every)),
         );
         let mut input = input(&source);
         assert_eq!(input.length().await.unwrap(), len as u64);

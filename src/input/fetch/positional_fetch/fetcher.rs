@@ -49,8 +49,9 @@ use crate::source::PositionalSource;
 ///   its next pieces while the consumer reads (up to a chunk), so the transport reads on. A
 ///   fetch elsewhere ends it. Lookups never open one. The stream is kept only while it is the
 ///   faster way: when it keeps the consumer waiting most of the time over 8 MiB or a tenth of
-///   a second, and at least twice the read-ahead's largest bytes in flight are left (32 MiB by
-///   default), ranged read-ahead at its largest shape is tried in its place and kept if it
+///   a second, and the rest of the view would take it a quarter of a second or more (a lost
+///   trial costs a fast link 10-30 ms), ranged read-ahead at its largest shape is tried in
+///   its place and kept if it
 ///   moves bytes at least 1.25x as fast (a link that caps each connection's rate, a long
 ///   round trip); otherwise the stream comes back, as soon as the ranges are too late to win:
 ///   it stays open beside them while they are tried, holding its next pieces (up to a chunk),

@@ -132,7 +132,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 buf.put_slice(&held[..n]);
                 self.consume_ready(at, n);
                 self.next_sequential = Some(at + n as u64);
-                self.pace.served(n, false, true);
+                self.pace.served(n, false, u64::MAX);
                 self.top_up(cx);
                 self.debug_assert_invariants();
                 return Poll::Ready(Ok(()));

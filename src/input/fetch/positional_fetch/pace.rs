@@ -47,6 +47,11 @@ const WARM_UP_TIME: Duration = Duration::from_millis(100);
 /// After how many bytes read the chosen way a choice is measured again: a busy moment of the
 /// machine or the link may have made it, and the link may have changed.
 const CHOICE_HOLDS: u64 = 1 << 30;
+/// How long the rest of the view must take the stream, at the rate measured, for ranges to be
+/// tried: a trial lost on a fast link costs about 10-30 ms (a request's latency and the ranges'
+/// first chunks), a lot against a 64 MiB file's 40 ms but little against a quarter second,
+/// while a capped link (20 MB/s a connection) gains a win's 3x on a 16 MiB file.
+const TRIAL_ROOM_SECS: f64 = 0.25;
 /// How many times the stream's rate ranges must reach to take its place: more connections
 /// cost more requests, so a tie goes to the stream.
 const BETTER: f64 = 1.25;
@@ -188,10 +193,9 @@ impl Pace {
         self.waiting_since = None;
     }
 
-    /// `n` bytes were handed out in the run, from the stream or not; `room_for_trial`: whether
-    /// enough of the view is left after them for ranges to pay for their trial (twice their
-    /// bytes in flight: on a short file the few bytes a win could save cost less than a lost
-    /// trial). Returns whether the stream is to give way (ranges are to be tried).
+    /// `n` bytes were handed out in the run, from the stream or not, `left` bytes of the view
+    /// after them (`u64::MAX` if not known). Returns whether the stream is to give way (ranges
+    /// are to be tried): only if what is left would take the stream [`TRIAL_ROOM_SECS`] seconds or more.
     ///
     /// A way of reading is timed in its steady state: the stream from the first time the
     /// consumer waits for it after [`WARM_UP`] bytes (its first bytes come after a request's
@@ -199,7 +203,7 @@ impl Pace {
     /// [`MEASURE`] bytes (or [`MEASURE_TIME`]) and up to the end of a wait; ranges on trial are
     /// judged by their bytes over the whole trial, less one request's latency (see
     /// `trial_steady_rate`), once they have moved as much.
-    pub(super) fn served(&mut self, n: usize, from_stream: bool, room_for_trial: bool) -> bool {
+    pub(super) fn served(&mut self, n: usize, from_stream: bool, left: u64) -> bool {
         self.run = self.run.saturating_add(n as u64);
         let waited = self.waiting_since.take();
         let measured = match self.way {
@@ -255,7 +259,7 @@ impl Pace {
         }
         let rate = self.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
         match self.way {
-            Way::Stream if self.waited * 2 > elapsed && room_for_trial => {
+            Way::Stream if self.waited * 2 > elapsed && left as f64 / rate >= TRIAL_ROOM_SECS => {
                 tracing::debug!(rate, "the stream keeps the consumer waiting: trying ranges");
                 self.way = Way::TryingRanges { stream_rate: rate };
                 self.restart_meter();
@@ -397,14 +401,14 @@ mod tests {
         pace.waiting();
         tokio::time::advance(Duration::from_millis(120)).await;
         for _ in 0..3 {
-            assert!(!pace.served(CHUNK, false, true));
+            assert!(!pace.served(CHUNK, false, u64::MAX));
             assert!(pace.trying_ranges(), "{:?}", pace.way);
         }
         // The next, asked once the first was read, comes 50 ms later: 16.8 MB in 160 ms of
         // steady trial, 105 MB/s, under 1.25x the stream's 90 MB/s.
         pace.waiting();
         tokio::time::advance(Duration::from_millis(50)).await;
-        assert!(!pace.served(CHUNK, false, true));
+        assert!(!pace.served(CHUNK, false, u64::MAX));
         assert!(pace.stream_chosen(), "{:?}", pace.way);
     }
 }

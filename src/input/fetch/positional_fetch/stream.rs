@@ -212,14 +212,13 @@ impl<S: PositionalSource> PositionalFetch<S> {
             let end = open.at;
             self.next_sequential = Some(end);
             let (chunk, depth) = self.read_ahead.map_or((0, 0), |ra| ra.full_shape());
-            let largest = chunk.saturating_mul(depth) as u64;
             // The length, or the source's hint of it (asked of nobody).
             let length = length.or_else(|| {
                 let known = self.source.known_len()?;
                 Some(known.saturating_sub(self.base))
             });
             let left = length.map_or(u64::MAX, |length| length.saturating_sub(end));
-            if self.pace.served(n, true, left >= largest.saturating_mul(2)) {
+            if self.pace.served(n, true, left) {
                 // Ranges are tried in its place, the stream beside them (if the budget has
                 // room for both, and ranges still pipelined: a depth of 3 or more).
                 match self.stream.as_mut() {
