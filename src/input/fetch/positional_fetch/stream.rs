@@ -127,9 +127,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     /// Serves the fetch at `at` from the stream, if one is open there; `None` if none serves
-    /// it (one open elsewhere is ended; one on standby serves nothing), or once it has ended: failed, or ended where the
-    /// length is not known (the fetch goes on ranged, which finds out; the run opens no other
-    /// stream).
+    /// it (one open elsewhere is ended; one on standby serves nothing), or once it has ended:
+    /// failed, or ended where the length is not known (the fetch goes on ranged, which finds
+    /// out; the run opens no other stream).
     ///
     /// Fills `buf` with what the stream has without waiting, and waits only when it has
     /// nothing: the bytes then go to the consumer as they arrive.
@@ -211,7 +211,6 @@ impl<S: PositionalSource> PositionalFetch<S> {
             open.read_on(cx, length);
             let end = open.at;
             self.next_sequential = Some(end);
-            let (chunk, depth) = self.read_ahead.map_or((0, 0), |ra| ra.full_shape());
             // The length, or the source's hint of it (asked of nobody).
             let length = length.or_else(|| {
                 let known = self.source.known_len()?;
@@ -221,6 +220,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             if self.pace.served(n, true, left) {
                 // Ranges are tried in its place, the stream beside them (if the budget has
                 // room for both, and ranges still pipelined: a depth of 3 or more).
+                let (chunk, depth) = self.read_ahead.map_or((0, 0), |ra| ra.full_shape());
                 match self.stream.as_mut() {
                     Some(open) if depth > 2 => open.standby = true,
                     _ => self.end_stream(),
