@@ -90,6 +90,7 @@ pub struct Scripted<S = MemorySource> {
     /// What `read_stream` serves, if it streams (see [`Scripted::streaming`]).
     stream: Option<StreamScript>,
     streams_opened: Arc<AtomicU64>,
+    streamed: Arc<AtomicU64>,
 }
 
 /// How a streaming `Scripted` streams.
@@ -215,6 +216,7 @@ impl<S> Scripted<S> {
             buffers_freed: Arc::new(AtomicU64::new(0)),
             stream: None,
             streams_opened: Arc::default(),
+            streamed: Arc::default(),
         }
     }
 
@@ -415,6 +417,11 @@ impl<S> Scripted<S> {
         self.streams_opened.load(SeqCst)
     }
 
+    /// How many bytes streams have given so far (pieces handed out, read or not).
+    pub fn streamed(&self) -> u64 {
+        self.streamed.load(SeqCst)
+    }
+
     /// The wrapped source.
     pub fn get_ref(&self) -> &S {
         &self.inner
@@ -558,6 +565,7 @@ impl<S: PositionalSource> PositionalSource for Scripted<S> {
     fn read_stream(&self, offset: u64) -> Option<BoxStream<'static, io::Result<Bytes>>> {
         let script = self.stream.clone()?;
         let opened = Arc::clone(&self.streams_opened);
+        let streamed = Arc::clone(&self.streamed);
         let start = offset.min(script.data.len() as u64) as usize;
         // (next offset, bytes given, whether it was polled yet)
         let state = (start, 0u64, false);
@@ -566,6 +574,7 @@ impl<S: PositionalSource> PositionalSource for Scripted<S> {
             move |(at, given, polled)| {
                 let script = script.clone();
                 let opened = Arc::clone(&opened);
+                let streamed = Arc::clone(&streamed);
                 async move {
                     if !polled {
                         opened.fetch_add(1, SeqCst);
@@ -586,6 +595,7 @@ impl<S: PositionalSource> PositionalSource for Scripted<S> {
                     let end = (at + script.piece).min(script.data.len());
                     let piece = script.data.slice(at..end);
                     let given = given + piece.len() as u64;
+                    streamed.fetch_add(piece.len() as u64, SeqCst);
                     Some((Ok(piece), (end, given, true)))
                 }
             },

@@ -64,7 +64,8 @@ pub(super) struct OpenStream {
     // Pieces taken from the stream ahead of the consumer, `queued` bytes in all: polling the
     // stream for its next piece while the consumer reads this one lets the transport read on
     // (an HTTP body is read off the connection only when asked for), as a plain loop over the
-    // stream does. Up to `limit` bytes are held (`held` and `queue`; a single piece may pass it).
+    // stream does. Up to `limit` bytes are held (`held` and `queue`; a single piece may pass
+    // it), and one piece ahead of `held` (`PIECES_AHEAD`; more on standby).
     pub(super) queue: VecDeque<Bytes>,
     pub(super) queued: usize,
     pub(super) limit: usize,
@@ -152,6 +153,21 @@ impl Pace {
         };
         let long = self.run >= STREAM_AFTER || (self.after_scan && self.run > 0) || self.rescan();
         stream && self.streams != Some(false) && !self.stream_failed && long
+    }
+
+    /// Where this run will stream if it goes on sequentially and the source has a stream: once
+    /// it has gone [`STREAM_AFTER`] bytes. `None` if ranges serve long runs, or the stream
+    /// failed, or the source has none, or the run is past that point (the stream did not
+    /// open there: no budget for it).
+    pub(super) fn streams_from(&self) -> Option<u64> {
+        let stream = match self.way {
+            Way::Stream => true,
+            Way::TryingRanges { .. } => false,
+            Way::Chosen { stream } => stream,
+        };
+        let ahead = self.run < STREAM_AFTER;
+        (stream && ahead && self.streams != Some(false) && !self.stream_failed)
+            .then(|| self.run_at.saturating_add(STREAM_AFTER))
     }
 
     /// Whether this run scans again what the last run scanned, from the same start, and has

@@ -164,9 +164,16 @@ impl<S: PositionalSource> PositionalFetch<S> {
         }
         let (chunk, depth) = self.shape;
         let held = usize::from(!self.ready.is_empty());
+        let streams_from = self.streams_from();
         while self.requests.len() + held < depth {
             let lacks = self.want_end.saturating_sub(next).min(COVERED as u64) as usize;
             let mut len = chunk.max(lacks);
+            if let Some(from) = streams_from {
+                if next >= from {
+                    break;
+                }
+                len = len.min(usize::try_from(from - next).unwrap_or(usize::MAX));
+            }
             if let Some(length) = self.length() {
                 let left = length.saturating_sub(next);
                 if left == 0 {
@@ -192,6 +199,20 @@ impl<S: PositionalSource> PositionalFetch<S> {
             next = end;
         }
         self.ahead_at = Some(next);
+    }
+
+    /// Where the run will stream (see `Pace::streams_from`), if the source has a stream: no
+    /// chunk is asked past it, so the stream opens there, as soon as the chunks before it are
+    /// handed out. A ranged request may cost a server far more than its bytes (rclone's
+    /// WebDAV reads 16 MiB ahead for each, and a full read after one is slower), and chunks
+    /// asked past that point would only delay the stream.
+    fn streams_from(&mut self) -> Option<u64> {
+        let from = self.pace.streams_from()?;
+        let streams = *self
+            .pace
+            .streams
+            .get_or_insert_with(|| self.source.read_stream(self.base).is_some());
+        streams.then_some(from)
     }
 
     /// What a read-ahead request for `len` bytes, chunks being `chunk` bytes, takes of the
