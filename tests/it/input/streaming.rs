@@ -67,6 +67,30 @@ async fn a_long_sequential_read_is_one_stream_after_a_few_ranged_chunks() {
     assert_eq!(source.streamed(), 16 * M as u64 - 256 * K as u64);
 }
 
+/// Bytes skipped inside the read-ahead's chunks are not handed out, so the run streams that
+/// much further on: its chunks still reach the stream, with no window-sized requests one by
+/// one between them.
+#[tokio::test]
+async fn a_skip_inside_the_chunks_still_leads_to_the_stream() {
+    let source = Arc::new(Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Delay::Ready));
+    let fetch =
+        PositionalFetch::from_arc(Arc::clone(&source)).with_read_ahead(ReadAhead::default());
+    let mut input = AsyncBufferedInput::with_capacity(8 * K, fetch);
+    read_checked(&mut input, 0, 16 * K, 8 * K).await; // a plain request, then chunks
+    let skipped = source
+        .log()
+        .iter()
+        .map(|&(at, n)| at + n as u64)
+        .max()
+        .unwrap()
+        - 8 * K as u64;
+    read_checked(&mut input, skipped, 2 * M, 8 * K).await;
+    assert_eq!(source.streams_opened(), 1);
+    let log = source.log();
+    let small = log.iter().filter(|&&(_, n)| n <= 8 * K).count();
+    assert!(small <= 1, "{small} window-sized requests: {log:?}");
+}
+
 /// A piece may keep alive a buffer far larger than its bytes (OpenDAL's FTP stream reads each
 /// into a fresh 1 MiB buffer), so the stream takes one piece ahead of the consumer, not a
 /// chunk's worth.

@@ -43,10 +43,10 @@ use crate::source::PositionalSource;
 ///
 /// - **One stream for a long sequential run**, where the source has one
 ///   ([`read_stream`](PositionalSource::read_stream): object_store, OpenDAL): once a run with
-///   read-ahead has gone 256 KiB, the fetcher lets its chunks in flight drain and serves the
-///   run from one streaming request, copying its bytes into the window as they arrive (one
-///   request where ranges cost one round trip each, or on FTP one transfer each), and taking
-///   its next pieces while the consumer reads (up to a chunk), so the transport reads on. A
+///   read-ahead has gone 256 KiB (its chunks asked up to there, no further), the fetcher
+///   serves the run from one streaming request, copying its bytes into the window as they
+///   arrive (one request where ranges cost one round trip each, or on FTP one transfer
+///   each), and taking its next piece while the consumer reads, so the transport reads on. A
 ///   fetch elsewhere ends it. Lookups never open one. The stream is kept only while it is the
 ///   faster way: when it keeps the consumer waiting most of the time over 8 MiB or a tenth of
 ///   a second, and the rest of the view would take it a quarter of a second or more (a lost

@@ -2,8 +2,8 @@
 //! choose (see `stream` for the stream itself).
 //!
 //! A run starts with ranged read-ahead (`queue`): a lookup's few reads never open a stream.
-//! Once a run has gone [`STREAM_AFTER`] bytes, the fetcher asks no more chunks, lets those in
-//! flight drain, and opens one stream where they end. After a scan, the next run streams
+//! Its chunks are asked up to where it will have gone [`STREAM_AFTER`] bytes, no further
+//! (`Pace::streams_from`), and one stream opens there. After a scan, the next run streams
 //! sooner (see `Pace::new_run`). While the stream keeps the consumer waiting most of the time
 //! (the stream, not the consumer, sets the pace), it measures the stream's rate over
 //! [`MEASURE`] bytes (after [`WARM_UP`] bytes), then, if enough of the view is left for a win
@@ -155,19 +155,20 @@ impl Pace {
         stream && self.streams != Some(false) && !self.stream_failed && long
     }
 
-    /// Where this run will stream if it goes on sequentially and the source has a stream: once
-    /// it has gone [`STREAM_AFTER`] bytes. `None` if ranges serve long runs, or the stream
-    /// failed, or the source has none, or the run is past that point (the stream did not
-    /// open there: no budget for it).
-    pub(super) fn streams_from(&self) -> Option<u64> {
+    /// Where this run will stream if it goes on sequentially from `at` (the consumer's
+    /// position) and the source has a stream: where it will have handed out [`STREAM_AFTER`]
+    /// bytes (bytes passed without being handed out, such as skipped or read at hand, do not
+    /// count). `None` if ranges serve long runs, or the stream failed, or the source has none,
+    /// or the run has gone that far already (`wants_stream` decides from there).
+    pub(super) fn streams_from(&self, at: u64) -> Option<u64> {
         let stream = match self.way {
             Way::Stream => true,
             Way::TryingRanges { .. } => false,
             Way::Chosen { stream } => stream,
         };
-        let ahead = self.run < STREAM_AFTER;
-        (stream && ahead && self.streams != Some(false) && !self.stream_failed)
-            .then(|| self.run_at.saturating_add(STREAM_AFTER))
+        let to_go = STREAM_AFTER.checked_sub(self.run).filter(|&n| n > 0)?;
+        (stream && self.streams != Some(false) && !self.stream_failed)
+            .then(|| at.saturating_add(to_go))
     }
 
     /// Whether this run scans again what the last run scanned, from the same start, and has

@@ -164,15 +164,17 @@ impl<S: PositionalSource> PositionalFetch<S> {
         }
         let (chunk, depth) = self.shape;
         let held = usize::from(!self.ready.is_empty());
-        let streams_from = self.streams_from();
+        let streams_from = self.streams_from(next);
         while self.requests.len() + held < depth {
             let lacks = self.want_end.saturating_sub(next).min(COVERED as u64) as usize;
             let mut len = chunk.max(lacks);
             if let Some(from) = streams_from {
-                if next >= from {
-                    break;
+                if next >= from && (held > 0 || !self.requests.is_empty()) {
+                    break; // the stream opens here once these are handed out
                 }
-                len = len.min(usize::try_from(from - next).unwrap_or(usize::MAX));
+                if next < from {
+                    len = len.min(usize::try_from(from - next).unwrap_or(usize::MAX));
+                }
             }
             if let Some(length) = self.length() {
                 let left = length.saturating_sub(next);
@@ -201,13 +203,15 @@ impl<S: PositionalSource> PositionalFetch<S> {
         self.ahead_at = Some(next);
     }
 
-    /// Where the run will stream (see `Pace::streams_from`), if the source has a stream: no
-    /// chunk is asked past it, so the stream opens there, as soon as the chunks before it are
-    /// handed out. A ranged request may cost a server far more than its bytes (rclone's
-    /// WebDAV reads 16 MiB ahead for each, and a full read after one is slower), and chunks
-    /// asked past that point would only delay the stream.
-    fn streams_from(&mut self) -> Option<u64> {
-        let from = self.pace.streams_from()?;
+    /// Where the run will stream (see `Pace::streams_from`), if the source has a stream, the
+    /// next chunk being asked at `next`: no chunk is asked past it (unless none is held or in
+    /// flight, which the consumer is then past), so the stream opens there, as soon as the
+    /// chunks before it are handed out. A ranged request may cost a server far more than its
+    /// bytes (rclone's WebDAV reads 16 MiB ahead for each, and a full read after one is
+    /// slower), and chunks asked past that point would only delay the stream.
+    fn streams_from(&mut self, next: u64) -> Option<u64> {
+        let at = self.next_sequential.unwrap_or(next);
+        let from = self.pace.streams_from(at)?;
         let streams = *self
             .pace
             .streams

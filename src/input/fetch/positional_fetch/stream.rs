@@ -277,6 +277,7 @@ impl OpenStream {
             && self.held.len() + self.queued < self.limit
         {
             match stream.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(piece))) if piece.is_empty() => {} // holds nothing
                 Poll::Ready(Some(Ok(piece))) => {
                     self.queued += piece.len();
                     self.queue.push_back(piece);
