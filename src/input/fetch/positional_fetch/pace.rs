@@ -146,13 +146,19 @@ impl Pace {
 
     /// Whether the run should be served by a stream now (the source's having one aside).
     pub(super) fn wants_stream(&self) -> bool {
+        let long = self.run >= STREAM_AFTER || (self.after_scan && self.run > 0) || self.rescan();
+        self.may_stream() && long
+    }
+
+    /// Whether long runs may stream: the way chosen or measured is the stream, the source is
+    /// not known to have none, and this run's has not failed.
+    fn may_stream(&self) -> bool {
         let stream = match self.way {
             Way::Stream => true,
             Way::TryingRanges { .. } => false,
             Way::Chosen { stream } => stream,
         };
-        let long = self.run >= STREAM_AFTER || (self.after_scan && self.run > 0) || self.rescan();
-        stream && self.streams != Some(false) && !self.stream_failed && long
+        stream && self.streams != Some(false) && !self.stream_failed
     }
 
     /// Where this run will stream if it goes on sequentially from `at` (the consumer's
@@ -161,14 +167,8 @@ impl Pace {
     /// count). `None` if ranges serve long runs, or the stream failed, or the source has none,
     /// or the run has gone that far already (`wants_stream` decides from there).
     pub(super) fn streams_from(&self, at: u64) -> Option<u64> {
-        let stream = match self.way {
-            Way::Stream => true,
-            Way::TryingRanges { .. } => false,
-            Way::Chosen { stream } => stream,
-        };
         let to_go = STREAM_AFTER.checked_sub(self.run).filter(|&n| n > 0)?;
-        (stream && self.streams != Some(false) && !self.stream_failed)
-            .then(|| at.saturating_add(to_go))
+        self.may_stream().then(|| at.saturating_add(to_go))
     }
 
     /// Whether this run scans again what the last run scanned, from the same start, and has

@@ -212,11 +212,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
     fn streams_from(&mut self, next: u64) -> Option<u64> {
         let at = self.next_sequential.unwrap_or(next);
         let from = self.pace.streams_from(at)?;
-        let streams = *self
-            .pace
-            .streams
-            .get_or_insert_with(|| self.source.read_stream(self.base).is_some());
-        streams.then_some(from)
+        self.source_streams().then_some(from)
     }
 
     /// What a read-ahead request for `len` bytes, chunks being `chunk` bytes, takes of the

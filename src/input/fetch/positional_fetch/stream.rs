@@ -66,12 +66,14 @@ impl<S: PositionalSource> PositionalFetch<S> {
     }
 
     /// Whether the run should stream now and the source has a stream: then the read-ahead asks
-    /// no more chunks. Whether the source has one is asked once, with a stream that is
-    /// dropped unpolled (so no request).
+    /// no more chunks.
     pub(super) fn streaming_next(&mut self) -> bool {
-        if !self.pace.wants_stream() {
-            return false;
-        }
+        self.pace.wants_stream() && self.source_streams()
+    }
+
+    /// Whether the source has a stream: asked once, with a stream that is dropped unpolled (so
+    /// no request).
+    pub(super) fn source_streams(&mut self) -> bool {
         *self
             .pace
             .streams
