@@ -56,14 +56,11 @@ async fn a_long_sequential_read_is_one_stream_after_a_few_ranged_chunks() {
     let mut input = input(&source);
     read_checked(&mut input, 0, 16 * M, 4 * K).await;
     assert_eq!(source.streams_opened(), 1);
-    // Ranged chunks up to where the stream opens (256 KiB), none past it: each ranged request
-    // may cost a server more than its bytes, and would only delay the stream.
+    // Ranged requests up to where the stream opens (256 KiB), none past it, and in two: the
+    // first window, then the way to the stream in one. Each ranged request may cost a server
+    // far more than its bytes, and one past the stream would only delay it.
     let log = source.log();
-    assert_eq!(ranged_bytes(&source), 256 * K, "{log:?}");
-    assert!(
-        log.iter().all(|&(at, n)| at + n as u64 <= 256 * K as u64),
-        "{log:?}"
-    );
+    assert_eq!(log, [(0, 64 * K), (64 * K as u64, 192 * K)]);
     assert_eq!(source.streamed(), 16 * M as u64 - 256 * K as u64);
 }
 
@@ -201,6 +198,20 @@ async fn without_budget_for_a_chunk_it_does_not_stream() {
     read_checked(&mut input, 0, 4 * M, 8 * K).await;
     assert_eq!(source.streams_opened(), 0);
     assert_eq!(ranged_bytes(&source), 4 * M);
+}
+
+/// Without the budget for the way to the stream in one request, the run asks it in chunks,
+/// within the budget, and still streams from there.
+#[tokio::test]
+async fn without_budget_for_the_way_to_the_stream_in_one_request_it_goes_in_chunks() {
+    let source = Arc::new(Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Delay::Ready));
+    let budget = MemoryBudget::new(128 * K);
+    let mut input = budgeted(&source, &budget);
+    read_checked(&mut input, 0, 8 * M, 8 * K).await;
+    let log = source.log();
+    assert!(log.iter().all(|&(_, n)| n <= 64 * K), "{log:?}");
+    assert_eq!(ranged_bytes(&source), 256 * K, "{log:?}");
+    assert_eq!(source.streams_opened(), 1);
 }
 
 #[tokio::test]

@@ -148,6 +148,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// everything up to that end, at most [`COVERED`] bytes, if that is more than a chunk:
     /// chunks of a few bytes never split a read into many requests, each of which could fail.
     /// It reserves a chunk of the budget all the same (`read_ahead_bytes`).
+    ///
+    /// Before a stream (`streams_from`), one request asks for the whole way to it, within the
+    /// read-ahead's memory bound, and reserves all of it; without the budget for that, a chunk.
     pub(super) fn top_up(&mut self, cx: &mut Context<'_>) {
         let (Some(_), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
             return;
@@ -168,12 +171,20 @@ impl<S: PositionalSource> PositionalFetch<S> {
         while self.requests.len() + held < depth {
             let lacks = self.want_end.saturating_sub(next).min(COVERED as u64) as usize;
             let mut len = chunk.max(lacks);
+            // Whether `len` takes the run up to the stream in one request, past a chunk.
+            let mut head = false;
             if let Some(from) = streams_from {
                 if next >= from && (held > 0 || !self.requests.is_empty()) {
                     break; // the stream opens here once these are handed out
                 }
                 if next < from {
-                    len = len.min(usize::try_from(from - next).unwrap_or(usize::MAX));
+                    // Up to the stream in one request, within the read-ahead's memory bound:
+                    // each ranged request may cost the server far more than its bytes.
+                    let to_stream = usize::try_from(from - next).unwrap_or(usize::MAX);
+                    let room = self.read_ahead.map_or(0, |ra| ra.memory_bound());
+                    let way = to_stream.min(room.saturating_sub(self.reserved()));
+                    head = way > len;
+                    len = if head { way } else { len.min(to_stream) };
                 }
             }
             if let Some(length) = self.length() {
@@ -187,10 +198,23 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 break;
             }
             let budget = match &self.budget {
-                Some(budget) => match budget.try_reserve(Self::read_ahead_bytes(len, chunk)) {
-                    Some(reservation) => Some(reservation),
-                    None => break, // no budget for more now
-                },
+                Some(budget) => {
+                    // All of the way to the stream is read ahead of need; without the budget
+                    // for it, a chunk of it.
+                    let mut reservation = None;
+                    if head {
+                        reservation = budget.try_reserve(len);
+                        if reservation.is_none() {
+                            len = len.min(chunk);
+                        }
+                    }
+                    match reservation
+                        .or_else(|| budget.try_reserve(Self::read_ahead_bytes(len, chunk)))
+                    {
+                        Some(reservation) => Some(reservation),
+                        None => break, // no budget for more now
+                    }
+                }
                 None => None,
             };
             let end = next + len as u64;
@@ -251,7 +275,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             self.reserved()
                 <= self.read_ahead.map_or(0, |ra| {
                     let (chunk, depth) = self.shape;
-                    if self.stream.is_some() {
+                    if self.stream.is_some() || self.pace.streams == Some(true) {
                         ra.memory_bound()
                     } else {
                         chunk.saturating_mul(depth)
