@@ -12,8 +12,9 @@ use std::sync::Arc;
 ///
 /// Give one budget to the [`PositionalFetch`](crate::PositionalFetch)es of every input of a
 /// service ([`with_budget`](crate::PositionalFetch::with_budget); clones and slices share
-/// their parent's). A fetcher reserves a chunk's bytes (at most `chunk_size`) before it
-/// requests the chunk and gives them back when the chunk is consumed or dropped. One that
+/// their parent's). A fetcher reserves a chunk's bytes (at most `chunk_size`; the way to a
+/// stream asked at once, all of it, alone and within `memory_bound`) before it requests the
+/// chunk and gives them back when the chunk is consumed or dropped. One that
 /// cannot get budget for its first chunk reads without read-ahead (each read one request for
 /// what it asks) rather than wait: so with thousands of inputs open, what their read-ahead
 /// holds stays under the budget, and every input still reads. The inputs' windows, and what a

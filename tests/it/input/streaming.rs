@@ -214,6 +214,50 @@ async fn without_budget_for_the_way_to_the_stream_in_one_request_it_goes_in_chun
     assert_eq!(source.streams_opened(), 1);
 }
 
+/// The way to the stream is asked at once only within the read-ahead's memory bound: with a
+/// budget that has room, it takes the whole way (and reserves it); past the bound, chunks.
+#[tokio::test]
+async fn the_way_to_the_stream_at_once_stays_within_the_memory_bound() {
+    for (read_ahead, at_once) in [
+        (ReadAhead::default(), true),
+        (ReadAhead::new(64 * K, 2), false), // 128 KiB: less than the way (192 KiB)
+        (ReadAhead::new(4 * K, 2), false),
+    ] {
+        for budget in [None, Some(MemoryBudget::new(64 * M))] {
+            let source =
+                Arc::new(Scripted::new(pattern_vec(4 * M)).streaming(64 * K, Delay::Ready));
+            let mut fetch =
+                PositionalFetch::from_arc(Arc::clone(&source)).with_read_ahead(read_ahead);
+            if let Some(budget) = &budget {
+                fetch = fetch.with_budget(budget.clone());
+            }
+            let mut input = AsyncBufferedInput::with_capacity(64 * K, fetch);
+            let mut buf = vec![0u8; 8 * K];
+            let mut pos = 0;
+            while pos < 4 * M {
+                input.read_bytes(&mut buf).await.unwrap();
+                let right = (0..buf.len()).all(|i| buf[i] == pattern((pos + i) as u64));
+                assert!(right, "bytes at {pos}");
+                pos += buf.len();
+                if let Some(budget) = &budget {
+                    let used = budget.used();
+                    assert!(
+                        used <= read_ahead.memory_bound(),
+                        "{used} bytes reserved at {pos}"
+                    );
+                }
+            }
+            let log = source.log();
+            let what = format!("{read_ahead:?}, budget {}: {log:?}", budget.is_some());
+            let bound = read_ahead.memory_bound().max(64 * K); // the first window's request
+            assert!(log.iter().all(|&(_, n)| n <= bound), "{what}");
+            assert_eq!(log.contains(&(64 * K as u64, 192 * K)), at_once, "{what}");
+            assert_eq!(ranged_bytes(&source), 256 * K, "{what}");
+            assert_eq!(source.streams_opened(), 1, "{what}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_stream_holds_at_most_a_chunk_of_the_budget() {
     let source = Arc::new(Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Delay::Ready));

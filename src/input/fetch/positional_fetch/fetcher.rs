@@ -43,7 +43,9 @@ use crate::source::PositionalSource;
 ///
 /// - **One stream for a long sequential run**, where the source has one
 ///   ([`read_stream`](PositionalSource::read_stream): object_store, OpenDAL): once a run with
-///   read-ahead has gone 256 KiB (its chunks asked up to there, no further), the fetcher
+///   read-ahead has gone 256 KiB (asked up to there, no further: in one request, if within
+///   the read-ahead's memory bound, as ranged requests may cost a server far more than their
+///   bytes), the fetcher
 ///   serves the run from one streaming request, copying its bytes into the window as they
 ///   arrive (one request where ranges cost one round trip each, or on FTP one transfer
 ///   each), and taking its next piece while the consumer reads, so the transport reads on. A
@@ -115,7 +117,8 @@ pub struct PositionalFetch<S> {
     // Bounds what the read-ahead holds, across the fetchers that share it; and what `ready`
     // and `spare` hold of it (given back with them). Invariant: this fetcher reserves at most
     // a chunk for `ready`, for `spare` and for each request, so at most `shape.0 * shape.1`
-    // in all (`debug_assert_invariants`).
+    // in all, or the way to a stream asked at once, alone and within the read-ahead's memory
+    // bound (`top_up`; `debug_assert_invariants`).
     pub(super) budget: Option<MemoryBudget>,
     pub(super) ready_budget: Option<Reservation>,
     pub(super) spare_budget: Option<Reservation>,

@@ -115,8 +115,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
             // A request covers a chunk, or what the fetch lacks (`top_up`): so may a gap.
             let lacks = self.want_end.saturating_sub(at).min(COVERED as u64);
             let largest = (self.shape.0 as u64).max(lacks);
+            // Not before the way to a stream asked at once: it must be the only chunk.
             if gap > 0
                 && gap <= largest
+                && !front.to_stream
                 && self.ahead_at.is_some()
                 && self.requests.len() < self.shape.1
             {
@@ -149,8 +151,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// chunks of a few bytes never split a read into many requests, each of which could fail.
     /// It reserves a chunk of the budget all the same (`read_ahead_bytes`).
     ///
-    /// Before a stream (`streams_from`), one request asks for the whole way to it, within the
-    /// read-ahead's memory bound, and reserves all of it; without the budget for that, a chunk.
+    /// Before a stream (`streams_from`), the run's first chunk asks for the whole way to it in
+    /// one request if that is within the read-ahead's memory bound, and reserves all of it; it
+    /// is then all the fetcher holds. Without the budget for it, a chunk as usual.
     pub(super) fn top_up(&mut self, cx: &mut Context<'_>) {
         let (Some(_), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
             return;
@@ -171,20 +174,21 @@ impl<S: PositionalSource> PositionalFetch<S> {
         while self.requests.len() + held < depth {
             let lacks = self.want_end.saturating_sub(next).min(COVERED as u64) as usize;
             let mut len = chunk.max(lacks);
-            // Whether `len` takes the run up to the stream in one request, past a chunk.
+            // Whether this request asks the whole way to the stream at once (past a chunk).
             let mut head = false;
             if let Some(from) = streams_from {
-                if next >= from && (held > 0 || !self.requests.is_empty()) {
+                let outstanding = held > 0 || !self.requests.is_empty();
+                if next >= from && outstanding {
                     break; // the stream opens here once these are handed out
                 }
                 if next < from {
-                    // Up to the stream in one request, within the read-ahead's memory bound:
-                    // each ranged request may cost the server far more than its bytes.
+                    // The run's first chunk asks the whole way if the memory bound allows it
+                    // (and nothing else is held): a ranged request may cost the server far
+                    // more than its bytes, and a second round would wait on the first.
                     let to_stream = usize::try_from(from - next).unwrap_or(usize::MAX);
-                    let room = self.read_ahead.map_or(0, |ra| ra.memory_bound());
-                    let way = to_stream.min(room.saturating_sub(self.reserved()));
-                    head = way > len;
-                    len = if head { way } else { len.min(to_stream) };
+                    let bound = self.read_ahead.map_or(0, |ra| ra.memory_bound());
+                    head = !outstanding && to_stream > len && to_stream <= bound;
+                    len = if head { to_stream } else { len.min(to_stream) };
                 }
             }
             if let Some(length) = self.length() {
@@ -199,13 +203,13 @@ impl<S: PositionalSource> PositionalFetch<S> {
             }
             let budget = match &self.budget {
                 Some(budget) => {
-                    // All of the way to the stream is read ahead of need; without the budget
-                    // for it, a chunk of it.
+                    // The way to the stream is all read ahead of need: all of it is reserved,
+                    // or without the budget for it, a chunk of it is asked as usual.
                     let mut reservation = None;
                     if head {
                         reservation = budget.try_reserve(len);
                         if reservation.is_none() {
-                            len = len.min(chunk);
+                            len = len.min(chunk.max(lacks));
                         }
                     }
                     match reservation
@@ -220,6 +224,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             let end = next + len as u64;
             let mut request = self.request(cx, next, len);
             request.budget = budget;
+            request.to_stream = head && len > chunk.max(lacks);
             tracing::trace!(at = next, len, "read-ahead request");
             self.requests.push_back(request);
             next = end;
@@ -243,7 +248,8 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// budget: one chunk at most. A request longer than a chunk (what the fetch being served
     /// lacks, up to [`COVERED`] bytes) asks, past its chunk, for bytes that read wants: those
     /// are the read's, as a request without read-ahead is, and outside the budget. So a
-    /// fetcher never reserves more than `chunk * depth` (`debug_assert_invariants`).
+    /// fetcher never reserves more than `chunk * depth` (`debug_assert_invariants`), except
+    /// for the way to a stream asked at once (`top_up`: alone, within the memory bound).
     fn read_ahead_bytes(len: usize, chunk: usize) -> usize {
         len.min(chunk)
     }
@@ -269,13 +275,23 @@ impl<S: PositionalSource> PositionalFetch<S> {
 
     pub(super) fn debug_assert_invariants(&self) {
         // The budget bound: at most a chunk per chunk held or in flight (`read_ahead_bytes`),
-        // or the one buffer of bytes read at hand, or a stream's chunk of the largest shape;
-        // nothing without read-ahead.
+        // or the one buffer of bytes read at hand, or a stream's chunk of the largest shape,
+        // or the way to the stream asked at once (alone: `top_up`); nothing without read-ahead.
+        let asked_to_stream = self.requests.iter().any(|r| r.to_stream);
+        debug_assert!(
+            !asked_to_stream || (self.requests.len() == 1 && self.ready.is_empty()),
+            "the way to the stream asked beside other chunks"
+        );
+        let way_to_stream = asked_to_stream
+            || self
+                .ready_budget
+                .as_ref()
+                .is_some_and(|r| r.bytes() > self.shape.0);
         debug_assert!(
             self.reserved()
                 <= self.read_ahead.map_or(0, |ra| {
                     let (chunk, depth) = self.shape;
-                    if self.stream.is_some() || self.pace.streams == Some(true) {
+                    if self.stream.is_some() || way_to_stream {
                         ra.memory_bound()
                     } else {
                         chunk.saturating_mul(depth)

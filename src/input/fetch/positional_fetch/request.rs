@@ -24,6 +24,9 @@ pub(super) struct Request<T> {
     pub(super) budget: Option<Reservation>,
     // How many fetches had failed when it was asked (`PositionalFetch::errors`).
     pub(super) asked_after: u64,
+    // Whether it asks a run's whole way to its stream at once (`top_up`): then it is the only
+    // chunk held or in flight, and may pass a chunk's size.
+    pub(super) to_stream: bool,
 }
 
 enum Answer<T> {
@@ -57,6 +60,7 @@ impl<T: Send + 'static> Request<T> {
             waited: false,
             budget: None,
             asked_after: 0,
+            to_stream: false,
         }
     }
 
