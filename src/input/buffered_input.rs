@@ -72,11 +72,11 @@ use crate::stats::Stats;
 ///   for all that read lacks, up to 4 KiB, so that tiny chunks never split a read into many
 ///   requests. Its bytes past the first `chunk_size` are that read's, as a request without
 ///   read-ahead is: they are outside the budget, and with chunks under 4 KiB the chunks hold
-///   at most `depth * 4 KiB` bytes. Before a stream serves a run (see below), the run's
-///   first chunk may ask the whole way to it (256 KiB less what the run has read) in one
-///   request, in the budget too, when that is within `memory_bound`: it is then the only
-///   chunk. An input left idle in mid-file keeps its chunks, for the
-///   reads that follow: nothing times out;
+///   at most `depth * 4 KiB` bytes. Before a stream serves a run (see below), a chunk asked
+///   while none is held may ask the whole way to it (256 KiB less what the run has handed
+///   out) in one request, in the budget too, when that is within `memory_bound`: it is then
+///   the only chunk until it is handed out. An input left idle in mid-file keeps its chunks,
+///   for the reads that follow: nothing times out;
 /// - while one stream serves a long sequential run instead of chunks (see
 ///   [`PositionalFetch`](crate::PositionalFetch)): the pieces of the transport's answer it
 ///   has taken ahead of the consumer, up to one chunk of the largest shape (`chunk_size`;

@@ -252,10 +252,50 @@ async fn the_way_to_the_stream_at_once_stays_within_the_memory_bound() {
             let bound = read_ahead.memory_bound().max(64 * K); // the first window's request
             assert!(log.iter().all(|&(_, n)| n <= bound), "{what}");
             assert_eq!(log.contains(&(64 * K as u64, 192 * K)), at_once, "{what}");
+            if !at_once {
+                let chunk = read_ahead.chunk_size().max(4 * K); // or what a read lacks
+                assert!(log[1..].iter().all(|&(_, n)| n <= chunk), "{what}");
+            }
             assert_eq!(ranged_bytes(&source), 256 * K, "{what}");
             assert_eq!(source.streams_opened(), 1, "{what}");
         }
     }
+}
+
+/// A skip inside the way to the stream, once it is held, moves the point where the run
+/// streams past it: nothing more is asked until it is handed out, within the memory bound.
+#[tokio::test]
+async fn a_skip_inside_the_way_to_the_stream_asks_nothing_more_until_it_is_handed_out() {
+    let read_ahead = ReadAhead::new(64 * K, 4); // a memory bound of 256 KiB
+    let source = Arc::new(Scripted::new(pattern_vec(8 * M)).streaming(64 * K, Delay::Ready));
+    let budget = MemoryBudget::new(64 * M);
+    let fetch = PositionalFetch::from_arc(Arc::clone(&source))
+        .with_read_ahead(read_ahead)
+        .with_budget(budget.clone());
+    let mut input = AsyncBufferedInput::with_capacity(8 * K, fetch);
+    read_checked(&mut input, 0, 16 * K, 8 * K).await; // a plain request, then the way
+    assert!(
+        source.log().contains(&(8 * K as u64, 248 * K)),
+        "{:?}",
+        source.log()
+    );
+    let asked = source.log().len();
+    for at in [40 * K, 200 * K] {
+        read_checked(&mut input, at as u64, 8 * K, 8 * K).await;
+        assert_eq!(source.log().len(), asked, "{:?}", source.log());
+        assert!(
+            budget.used() <= read_ahead.memory_bound(),
+            "{}",
+            budget.used()
+        );
+    }
+    read_checked(&mut input, 208 * K as u64, 4 * M, 8 * K).await;
+    assert!(
+        budget.used() <= read_ahead.memory_bound(),
+        "{}",
+        budget.used()
+    );
+    assert_eq!(source.streams_opened(), 1);
 }
 
 #[tokio::test]

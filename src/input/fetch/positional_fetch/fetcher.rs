@@ -122,6 +122,10 @@ pub struct PositionalFetch<S> {
     pub(super) budget: Option<MemoryBudget>,
     pub(super) ready_budget: Option<Reservation>,
     pub(super) spare_budget: Option<Reservation>,
+    // Whether `ready` holds (the rest of) the way to a stream asked at once: nothing more is
+    // asked until it is handed out (a skip inside it moves the stream's point on, past it).
+    // Invariant: only while `ready` is not empty.
+    pub(super) ready_to_stream: bool,
     // Where a fetch continuing the last one would start (`None` before the first fetch).
     pub(super) next_sequential: Option<u64>,
     // Bytes received and not handed out yet: the view's `[ready_at, ready_at + ready.len())`.
@@ -266,6 +270,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             budget: None,
             ready_budget: None,
             spare_budget: None,
+            ready_to_stream: false,
             next_sequential: None,
             ready: Bytes::new(),
             ready_at: 0,

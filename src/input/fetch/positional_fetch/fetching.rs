@@ -213,6 +213,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     self.ready = bytes;
                     self.ready_at = done.at;
                     self.ready_budget = done.budget.take();
+                    self.ready_to_stream = done.to_stream;
                     if self.ahead_at.is_some() {
                         self.chunk_came(cx, done.asked.elapsed(), done.waited);
                     }

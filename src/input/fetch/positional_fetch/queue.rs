@@ -31,6 +31,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
     pub(super) fn drop_ready(&mut self) {
         self.ready = Bytes::new();
         self.ready_budget = None;
+        self.ready_to_stream = false;
     }
 
     /// The read-ahead's initial shape: for a new sequential run.
@@ -151,9 +152,10 @@ impl<S: PositionalSource> PositionalFetch<S> {
     /// chunks of a few bytes never split a read into many requests, each of which could fail.
     /// It reserves a chunk of the budget all the same (`read_ahead_bytes`).
     ///
-    /// Before a stream (`streams_from`), the run's first chunk asks for the whole way to it in
-    /// one request if that is within the read-ahead's memory bound, and reserves all of it; it
-    /// is then all the fetcher holds. Without the budget for it, a chunk as usual.
+    /// Before a stream (`streams_from`), a chunk asked while nothing is held or in flight asks
+    /// for the whole way to it in one request if that is within the read-ahead's memory bound,
+    /// and reserves all of it; nothing more is asked until it is handed out (`ready_to_stream`).
+    /// Without the budget for it, a chunk as usual.
     pub(super) fn top_up(&mut self, cx: &mut Context<'_>) {
         let (Some(_), Some(mut next)) = (self.read_ahead, self.ahead_at) else {
             return;
@@ -171,7 +173,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
         let (chunk, depth) = self.shape;
         let held = usize::from(!self.ready.is_empty());
         let streams_from = self.streams_from(next);
-        while self.requests.len() + held < depth {
+        while self.requests.len() + held < depth && !self.ready_to_stream {
             let lacks = self.want_end.saturating_sub(next).min(COVERED as u64) as usize;
             let mut len = chunk.max(lacks);
             // Whether this request asks the whole way to the stream at once (past a chunk).
@@ -182,9 +184,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     break; // the stream opens here once these are handed out
                 }
                 if next < from {
-                    // The run's first chunk asks the whole way if the memory bound allows it
-                    // (and nothing else is held): a ranged request may cost the server far
-                    // more than its bytes, and a second round would wait on the first.
+                    // A chunk asked while nothing is held asks the whole way if the memory bound
+                    // allows it: a ranged request may cost the server far more than its
+                    // bytes, and a second round would wait on the first.
                     let to_stream = usize::try_from(from - next).unwrap_or(usize::MAX);
                     let bound = self.read_ahead.map_or(0, |ra| ra.memory_bound());
                     head = !outstanding && to_stream > len && to_stream <= bound;
@@ -198,6 +200,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                 }
                 len = len.min(usize::try_from(left).unwrap_or(usize::MAX));
             }
+            head &= len > chunk.max(lacks); // not if the view ends before a chunk's end
             if next.checked_add(len as u64).is_none() {
                 break;
             }
@@ -209,6 +212,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
                     if head {
                         reservation = budget.try_reserve(len);
                         if reservation.is_none() {
+                            head = false;
                             len = len.min(chunk.max(lacks));
                         }
                     }
@@ -224,7 +228,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
             let end = next + len as u64;
             let mut request = self.request(cx, next, len);
             request.budget = budget;
-            request.to_stream = head && len > chunk.max(lacks);
+            request.to_stream = head;
             tracing::trace!(at = next, len, "read-ahead request");
             self.requests.push_back(request);
             next = end;
@@ -282,11 +286,11 @@ impl<S: PositionalSource> PositionalFetch<S> {
             !asked_to_stream || (self.requests.len() == 1 && self.ready.is_empty()),
             "the way to the stream asked beside other chunks"
         );
-        let way_to_stream = asked_to_stream
-            || self
-                .ready_budget
-                .as_ref()
-                .is_some_and(|r| r.bytes() > self.shape.0);
+        debug_assert!(
+            !self.ready_to_stream || !self.ready.is_empty(),
+            "the way to the stream marked held, and nothing held"
+        );
+        let way_to_stream = asked_to_stream || self.ready_to_stream;
         debug_assert!(
             self.reserved()
                 <= self.read_ahead.map_or(0, |ra| {
