@@ -45,11 +45,10 @@ use crate::source::PositionalSource;
 ///   ([`read_stream`](PositionalSource::read_stream): object_store, OpenDAL): once a run with
 ///   read-ahead has gone 256 KiB (asked up to there, no further: in one request, if within
 ///   the read-ahead's memory bound, as ranged requests may cost a server far more than their
-///   bytes), the fetcher
-///   serves the run from one streaming request, copying its bytes into the window as they
-///   arrive (one request where ranges cost one round trip each, or on FTP one transfer
-///   each), and taking its next piece while the consumer reads, so the transport reads on. A
-///   fetch elsewhere ends it. Lookups never open one. The stream is kept only while it is the
+///   bytes), the fetcher serves the run from one streaming request, copying its bytes into
+///   the window as they arrive (one request where ranges cost one round trip each, or on FTP
+///   one transfer each), and taking its next piece while the consumer reads, so the
+///   transport reads on. A fetch elsewhere ends it. Lookups never open one. The stream is kept only while it is the
 ///   faster way: when it keeps the consumer waiting most of the time over 8 MiB or a tenth of
 ///   a second, and the rest of the view would take it a quarter of a second or more (a lost
 ///   trial costs a fast link 10-30 ms), ranged read-ahead at its largest shape is tried in

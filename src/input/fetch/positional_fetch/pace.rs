@@ -4,9 +4,9 @@
 //! A run starts with ranged read-ahead (`queue`): a lookup's few reads never open a stream.
 //! Once it reads ahead, the way to where it will have gone [`STREAM_AFTER`] bytes is asked
 //! (in one request if the memory bound allows: `top_up`), no further (`Pace::streams_from`),
-//! and one stream opens there. After a scan, the next run streams
-//! sooner (see `Pace::new_run`). While the stream keeps the consumer waiting most of the time
-//! (the stream, not the consumer, sets the pace), it measures the stream's rate over
+//! and one stream opens there. After a scan, the next run streams sooner (see `Pace::new_run`).
+//! While the stream keeps the consumer waiting most of the time (the stream, not the consumer,
+//! sets the pace), it measures the stream's rate over
 //! [`MEASURE`] bytes (after [`WARM_UP`] bytes), then, if enough of the view is left for a win
 //! to pay for the trial, tries ranged read-ahead in its place, at its largest shape less a
 //! chunk, and measures that over as many bytes; the stream stays open on standby beside them

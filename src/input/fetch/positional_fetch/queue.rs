@@ -163,6 +163,9 @@ impl<S: PositionalSource> PositionalFetch<S> {
         if self.streaming_next() {
             return; // the chunks in flight drain, then a stream serves the run (`stream`)
         }
+        if self.ready_to_stream {
+            return; // the way to the stream is held: it is handed out first
+        }
         if self.pace.ranges_at_full_shape() {
             // Where a stream would serve the run, ranges do, at the shape that was measured
             // against the stream (or is being measured): what more connections get.
@@ -173,7 +176,7 @@ impl<S: PositionalSource> PositionalFetch<S> {
         let (chunk, depth) = self.shape;
         let held = usize::from(!self.ready.is_empty());
         let streams_from = self.streams_from(next);
-        while self.requests.len() + held < depth && !self.ready_to_stream {
+        while self.requests.len() + held < depth {
             let lacks = self.want_end.saturating_sub(next).min(COVERED as u64) as usize;
             let mut len = chunk.max(lacks);
             // Whether this request asks the whole way to the stream at once (past a chunk).
